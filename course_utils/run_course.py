@@ -1,0 +1,204 @@
+"""The main job: execute every notebook headless and write ``build/course-report.json``.
+
+    python -m course_utils.run_course                   # all notebooks, quick profile, into build/
+    python -m course_utils.run_course notebooks/01_masking.ipynb --profile full
+    python -m course_utils.run_course --inplace         # maintainers: refresh the committed outputs
+
+Each notebook runs in its own process (and kernel), so its time and peak memory are its own. A failing notebook is
+reported and the run goes on; the exit status is 1 if any notebook failed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .atomic import atomic_write_text
+from .profiles import PROFILES, get_profile
+from .resources import repo_root
+from .results import RESULTS_ENV
+
+REPORT_NAME = "course-report.json"
+
+
+# --------------------------------------------------------------------------------------------- one notebook (child)
+def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
+    """Run one notebook in a fresh kernel of this Python environment; write the executed copy, even on failure."""
+    import ipykernel.kernelspec
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    class ThisEnvironment(KernelSpecManager):
+        """Whatever kernel the notebook names, run it with this interpreter (as nbval's --nbval-current-env)."""
+
+        def get_kernel_spec(self, kernel_name: str):
+            return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES, **ipykernel.kernelspec.get_kernel_dict())
+
+    nb = nbformat.read(source, as_version=4)
+    km = KernelManager(kernel_name="python3", kernel_spec_manager=ThisEnvironment())
+    peak = {"mb": 0.0}
+
+    def note_peak(**_: Any) -> None:  # after every cell, while the kernel is alive
+        process = getattr(km.provisioner, "process", None)
+        if process is not None:
+            peak["mb"] = max(peak["mb"], _peak_rss_mb(process.pid))
+
+    client = NotebookClient(nb, km=km, timeout=cell_timeout, resources={"metadata": {"path": str(source.parent)}},
+                            on_cell_executed=note_peak)
+    status, error = "ok", None
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        status, error = "failed", _last_line(str(err))
+    except Exception as err:  # noqa: BLE001 - a kernel that dies or times out is a failed notebook, not a crash
+        status, error = "failed", f"{type(err).__name__}: {err}"[:500]
+    atomic_write_text(output, nbformat.writes(nb))
+    return {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1)}
+
+
+def _peak_rss_mb(pid: int) -> float:
+    """Peak resident memory of a process so far: Linux's high-water mark (VmHWM), else its current RSS."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import psutil
+
+        return psutil.Process(pid).memory_info().rss / 2**20
+    except Exception:  # noqa: BLE001 - the process may be gone
+        return 0.0
+
+
+def _last_line(text: str) -> str:
+    """The error line of a traceback, without terminal colours."""
+    import re
+
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()
+    return lines[-1][:500] if lines else "cell error"
+
+
+# ----------------------------------------------------------------------------------------------- the run (parent)
+def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int, output: Path | None = None) -> dict[str, Any]:
+    """Execute ``source`` in a child process; return its report entry."""
+    output = output or out_dir / "notebooks" / source.name
+    results_file = out_dir / "results" / f"{source.stem}.json"
+    results_file.unlink(missing_ok=True)
+    child_report = out_dir / "results" / f"{source.stem}.run.json"
+    child_report.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "COURSE_PROFILE": profile, "COURSE_QUIET": "1", RESULTS_ENV: str(results_file.resolve()),
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONWARNINGS": "ignore"}
+    cmd = [sys.executable, "-m", "course_utils.run_course", "--execute-one", str(source),
+           "--output", str(output), "--child-report", str(child_report), "--timeout", str(timeout)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        log, _ = proc.communicate(timeout=timeout)
+        entry = json.loads(child_report.read_text()) if child_report.is_file() else {
+            "status": "failed", "error": f"runner crashed: {log.strip().splitlines()[-1] if log.strip() else proc.returncode}",
+            "peak_rss_mb": None}
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        entry = {"status": "failed", "error": f"timed out after {timeout} s", "peak_rss_mb": None}
+    seconds = time.perf_counter() - start
+    child_report.unlink(missing_ok=True)
+    recorded = json.loads(results_file.read_text()) if results_file.is_file() else {"results": {}, "sources": []}
+    budget = PROFILES[profile]
+    within = None
+    if budget.seconds_budget is not None and entry["status"] == "ok":
+        within = seconds <= budget.seconds_budget and (entry["peak_rss_mb"] or 0) <= budget.peak_rss_mb_budget
+    return {"name": source.stem, "status": entry["status"], "seconds": round(seconds, 1),
+            "peak_rss_mb": entry["peak_rss_mb"], "within_budget": within, "error": entry["error"],
+            "results": recorded["results"], "sources": recorded["sources"], "executed": str(output)}
+
+
+def summary_table(report: dict[str, Any]) -> str:
+    """A plain-text table of the report, for the end of the run."""
+    rows = [("notebook", "status", "seconds", "peak MB", "budget", "results")]
+    for nb in report["notebooks"]:
+        shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in nb["results"].items())
+        budget = {True: "ok", False: "OVER", None: "-"}[nb["within_budget"]]
+        rows.append((nb["name"], nb["status"], f"{nb['seconds']:.1f}", f"{nb['peak_rss_mb'] or 0:.0f}", budget,
+                     (shown[:90] + "…") if len(shown) > 90 else shown or (nb["error"] or "")[:90]))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + "  " + r[5] for r in rows]
+    ok = sum(nb["status"] == "ok" for nb in report["notebooks"])
+    lines.append(f"{ok}/{len(report['notebooks'])} notebooks ok in {report['total_seconds']:.1f} s "
+                 f"(profile {report['profile']}); report: {report['report']}")
+    return "\n".join(lines)
+
+
+def run_course(notebooks: list[Path], out_dir: Path, profile: str, timeout: int, inplace: bool = False) -> dict[str, Any]:
+    """Execute ``notebooks`` in order and write ``out_dir/course-report.json``; returns the report."""
+    from tqdm.auto import tqdm
+
+    start = time.perf_counter()
+    entries = []
+    for source in tqdm(notebooks, desc="notebooks", unit="nb", disable=None):
+        entry = run_notebook(source, out_dir, profile, timeout)
+        if inplace and entry["status"] == "ok":
+            atomic_write_text(source, Path(entry["executed"]).read_text())
+        entries.append(entry)
+    report_path = out_dir / REPORT_NAME
+    report = {"profile": profile, "notebooks": entries, "total_seconds": round(time.perf_counter() - start, 1),
+              "report": str(report_path)}
+    atomic_write_text(report_path, json.dumps(report, indent=2))
+    return report
+
+
+def find_notebooks(paths: list[str]) -> list[Path]:
+    if paths:
+        found = [Path(p) for p in paths]
+    else:
+        root = repo_root()
+        if root is None:
+            raise SystemExit("Not inside the course checkout: name the notebooks to run.")
+        found = sorted((root / "notebooks").glob("[0-9]*.ipynb"))
+    missing = [str(p) for p in found if not p.is_file() or p.suffix != ".ipynb"]
+    if missing:
+        raise SystemExit(f"Not a notebook file: {', '.join(missing)}")
+    if not found:
+        raise SystemExit("No notebooks found (looked for notebooks/NN_*.ipynb).")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", help="notebooks to run (default: notebooks/NN_*.ipynb)")
+    parser.add_argument("--profile", default=None, help="quick or full (default: $COURSE_PROFILE, else quick on CPU)")
+    parser.add_argument("--out", default="build", help="folder for executed copies and the report (default: build)")
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds allowed per notebook (default: 1800)")
+    parser.add_argument("--inplace", action="store_true", help="write outputs back into the source notebooks when they pass")
+    parser.add_argument("--execute-one", help=argparse.SUPPRESS)
+    parser.add_argument("--output", help=argparse.SUPPRESS)
+    parser.add_argument("--child-report", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.execute_one:
+        entry = _execute_one(Path(args.execute_one), Path(args.output), args.timeout)
+        Path(args.child_report).write_text(json.dumps(entry))
+        return 0
+
+    try:
+        profile = get_profile(args.profile).name
+    except ValueError as err:
+        parser.error(str(err))
+    report = run_course(find_notebooks(args.notebooks), Path(args.out), profile, args.timeout, args.inplace)
+    print(summary_table(report))
+    return 0 if all(nb["status"] == "ok" for nb in report["notebooks"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

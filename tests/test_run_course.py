@@ -1,0 +1,32 @@
+"""The main job on two small fixture notebooks: one that records results, one that fails."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
+
+
+def test_report_has_status_time_memory_and_results(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_utils.run_course", str(FIXTURES / "ok_records.ipynb"), str(FIXTURES / "fails.ipynb"),
+         "--out", str(tmp_path), "--profile", "quick"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # one notebook failed: the job says so
+    report = json.loads((tmp_path / "course-report.json").read_text())
+    assert report["profile"] == "quick" and report["total_seconds"] > 0
+    ok, failed = report["notebooks"]
+    assert (ok["name"], ok["status"], failed["status"]) == ("ok_records", "ok", "failed")
+    assert ok["results"] == {"answer": 42, "ratio": 0.5}
+    assert ok["seconds"] > 0 and ok["peak_rss_mb"] > 50  # the kernel holds a 32 MB array on top of python
+    assert ok["within_budget"] is True
+    assert "arithmetic is broken" in failed["error"] and failed["results"] == {"before_failure": 1}
+    assert (tmp_path / "notebooks" / "fails.ipynb").is_file()  # executed copy kept, with the error in it
+    assert "1/2 notebooks ok" in proc.stdout
+
+
+def test_unknown_profile_is_refused(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "course_utils.run_course", "--profile", "turbo", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Unknown course profile 'turbo'" in proc.stderr

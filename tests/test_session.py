@@ -1,0 +1,21 @@
+import torch
+
+from course_utils import setup
+
+
+def test_setup_seeds_and_summarises(capsys):
+    s = setup(seed=7)
+    a = torch.rand(3)
+    setup(seed=7, verbose=False)
+    assert torch.equal(a, torch.rand(3))
+    out = capsys.readouterr().out
+    for field in ("profile", "device", "torch / transformers / datasets", "hub", "dataset mirror", "encoder checkpoint"):
+        assert field in out
+    assert s.profile.name == "quick" and s.device.type in {"cpu", "cuda", "mps"} and s.quiet
+
+
+def test_bad_seed_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="seed must be a non-negative int"):
+        setup(seed=-1)
