@@ -14,7 +14,6 @@ import functools
 import importlib.metadata
 import os
 import socket
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -22,6 +21,7 @@ from urllib.parse import urlparse
 
 import yaml
 
+from .quiet import quiet_if_asked
 from .results import note_source
 
 DATA_DIR_ENV = "COURSE_DATA_DIR"
@@ -187,6 +187,11 @@ def _mirror_dataset(name: str, config: str | None, split: str | None, **kwargs: 
             f"Datasets available offline: {', '.join(available_datasets())}."
         )
     configs = mirror_configs(folder)
+    if not configs:
+        raise ValueError(
+            f"The mirror folder {describe_path(folder)} for {name!r} declares no configs: it needs a README.md whose "
+            "front matter lists `configs:` (hub layout)."
+        )
     if config is None and len(configs) == 1:
         config = configs[0]
     if config not in configs:
@@ -204,6 +209,7 @@ def load_dataset(name: str, config: str | None = None, split: str | None = None,
     """
     import datasets
 
+    quiet_if_asked()
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"load_dataset needs a dataset name such as 'nyu-mll/glue'; got {name!r}.")
     entry = _entry(name)
@@ -217,7 +223,7 @@ def load_dataset(name: str, config: str | None = None, split: str | None = None,
         except Exception as err:  # noqa: BLE001 - a hub failure falls back to the mirror, loudly
             if mirror_dir() is None or not (mirror_dir() / entry.mirror).is_dir():
                 raise
-            warnings.warn(f"Loading {entry.hub} from the hub failed ({err}); trying the local mirror.", stacklevel=2)
+            print(f"[dataset] loading {entry.hub} from the hub failed ({type(err).__name__}: {err}); trying the mirror")
     ds, config, location = _mirror_dataset(name, config, split, **kwargs)
     _announce("dataset", f"{shown} ({config})", "mirror", f"mirror {location}")
     return ds
@@ -302,6 +308,7 @@ def load_tokenizer(name: str, **kwargs: Any):
     """``AutoTokenizer.from_pretrained`` through the resolver; prints where the tokenizer came from."""
     from transformers import AutoTokenizer
 
+    quiet_if_asked()
     ckpt = resolve_checkpoint(name)
     tokenizer = AutoTokenizer.from_pretrained(ckpt.location, **kwargs)
     _announce("tokenizer", name, ckpt.source, ckpt.detail)
@@ -310,6 +317,7 @@ def load_tokenizer(name: str, **kwargs: Any):
 
 def load_model(model_class: Any, name: str, **kwargs: Any):
     """``model_class.from_pretrained`` through the resolver, e.g. ``load_model(AutoModel, profile.encoder)``."""
+    quiet_if_asked()
     ckpt = resolve_checkpoint(name)
     model = model_class.from_pretrained(ckpt.location, **kwargs)
     _announce("model", name, ckpt.source, ckpt.detail)

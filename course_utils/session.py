@@ -1,11 +1,9 @@
 """The one call at the top of every notebook: seed, pick device and profile, quiet the noise, say what is in use."""
 from __future__ import annotations
 
-import logging
 import os
 import platform
 import random
-import warnings
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
@@ -13,10 +11,8 @@ import numpy as np
 import torch
 
 from .profiles import Profile, get_profile
+from .quiet import is_quiet, quiet_libraries
 from .resources import OFFLINE_CHECKPOINTS, describe_path, hub_status, mirror_candidates, mirror_dir
-
-QUIET_ENV = "COURSE_QUIET"
-
 
 @dataclass(frozen=True)
 class Session:
@@ -45,27 +41,6 @@ def pick_device() -> torch.device:
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
-
-
-def is_quiet() -> bool:
-    """True under tests and the headless course run (``COURSE_QUIET=1``)."""
-    return os.environ.get(QUIET_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def quiet_libraries() -> None:
-    """Progress bars and warnings off: for tests and headless runs, where they only clutter stderr."""
-    os.environ["TQDM_DISABLE"] = "1"
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    warnings.filterwarnings("ignore")
-    import datasets
-    import transformers
-
-    datasets.disable_progress_bars()
-    datasets.logging.set_verbosity_error()
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
-    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
 
 
 def _version(package: str) -> str:
