@@ -69,10 +69,11 @@ def describe_path(path: Path | str) -> str:
 
 
 def _mirror_missing_message() -> str:
+    candidates = mirror_candidates()
     if os.environ.get(DATA_DIR_ENV):
         where = f"${DATA_DIR_ENV} = {os.environ[DATA_DIR_ENV]} (not a folder)"
-    elif mirror_candidates():
-        where = f"{mirror_candidates()[0]} (../shared/data next to the repository: not a folder)"
+    elif candidates:
+        where = f"{candidates[0]} (../shared/data next to the repository: not a folder)"
     else:
         where = "nowhere: not inside a course checkout and $COURSE_DATA_DIR is unset"
     return (
@@ -173,13 +174,12 @@ def available_datasets() -> list[str]:
     return names
 
 
-def _mirror_dataset(name: str, config: str | None, split: str | None, **kwargs: Any):
+def _mirror_dataset(name: str, entry: DatasetEntry, config: str | None, split: str | None, **kwargs: Any):
     import datasets
 
     root = mirror_dir()
     if root is None:
         raise FileNotFoundError(f"Dataset {name!r} needs the mirror. " + _mirror_missing_message())
-    entry = _entry(name)
     folder = root / entry.mirror
     if not folder.is_dir():
         raise ValueError(
@@ -221,10 +221,11 @@ def load_dataset(name: str, config: str | None = None, split: str | None = None,
             _announce("dataset", f"{shown} ({config})" if config else shown, "hub", f"hub {entry.hub}")
             return ds
         except Exception as err:  # noqa: BLE001 - a hub failure falls back to the mirror, loudly
-            if mirror_dir() is None or not (mirror_dir() / entry.mirror).is_dir():
+            root = mirror_dir()
+            if root is None or not (root / entry.mirror).is_dir():
                 raise
             print(f"[dataset] loading {entry.hub} from the hub failed ({type(err).__name__}: {err}); trying the mirror")
-    ds, config, location = _mirror_dataset(name, config, split, **kwargs)
+    ds, config, location = _mirror_dataset(name, entry, config, split, **kwargs)
     _announce("dataset", f"{shown} ({config})", "mirror", f"mirror {location}")
     return ds
 

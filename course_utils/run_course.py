@@ -53,6 +53,7 @@ def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any
             peak["mb"] = max(peak["mb"], _peak_rss_mb(process.pid))
 
     client = NotebookClient(nb, km=km, timeout=cell_timeout, resources={"metadata": {"path": str(source.parent)}},
+                            record_timing=False,  # no per-cell timestamps: refreshed notebooks diff only where outputs change
                             on_cell_executed=note_peak)
     status, error = "ok", None
     try:
@@ -90,9 +91,9 @@ def _last_line(text: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- the run (parent)
-def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int, output: Path | None = None) -> dict[str, Any]:
+def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dict[str, Any]:
     """Execute ``source`` in a child process; return its report entry."""
-    output = output or out_dir / "notebooks" / source.name
+    output = out_dir / "notebooks" / source.name
     results_file = out_dir / "results" / f"{source.stem}.json"
     results_file.unlink(missing_ok=True)
     child_report = out_dir / "results" / f"{source.stem}.run.json"
@@ -128,10 +129,11 @@ def summary_table(report: dict[str, Any]) -> str:
     """A plain-text table of the report, for the end of the run."""
     rows = [("notebook", "status", "seconds", "peak MB", "budget", "results")]
     for nb in report["notebooks"]:
-        shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in nb["results"].items())
+        shown = nb["error"] if nb["status"] != "ok" else ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in nb["results"].items())
         budget = {True: "ok", False: "OVER", None: "-"}[nb["within_budget"]]
         rows.append((nb["name"], nb["status"], f"{nb['seconds']:.1f}", f"{nb['peak_rss_mb'] or 0:.0f}", budget,
-                     (shown[:90] + "…") if len(shown) > 90 else shown or (nb["error"] or "")[:90]))
+                     (shown[:90] + "…") if len(shown) > 90 else shown))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + "  " + r[5] for r in rows]
     ok = sum(nb["status"] == "ok" for nb in report["notebooks"])

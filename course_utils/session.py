@@ -11,8 +11,8 @@ import numpy as np
 import torch
 
 from .profiles import Profile, get_profile
-from .quiet import is_quiet, quiet_libraries
-from .resources import OFFLINE_CHECKPOINTS, describe_path, hub_status, mirror_candidates, mirror_dir
+from .quiet import is_quiet, quiet_if_asked
+from .resources import describe_path, hub_status, mirror_candidates, mirror_dir, resolve_checkpoint
 
 @dataclass(frozen=True)
 class Session:
@@ -57,17 +57,18 @@ def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Se
     """
     chosen = get_profile(profile)
     seed_everything(seed)
-    quiet = is_quiet()
-    if quiet:
-        quiet_libraries()
+    quiet_if_asked()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     device = pick_device()
-    usable, why = hub_status("dataset")
+    _, why = hub_status("dataset")
     mirror = mirror_dir()
     mirror_text = describe_path(mirror) if mirror else f"none (looked at {', '.join(map(str, mirror_candidates())) or 'nothing'})"
-    session = Session(chosen, device, seed, why, mirror_text, quiet)
+    session = Session(chosen, device, seed, why, mirror_text, is_quiet())
     if verbose:
-        encoder_source = "hub" if usable else ("offline: " + ("packaged" if chosen.encoder in OFFLINE_CHECKPOINTS else "local copy needed"))
+        try:  # the resolver's own answer, so the summary can never disagree with what load_model will do
+            encoder_source = resolve_checkpoint(chosen.encoder).detail
+        except FileNotFoundError:
+            encoder_source = "NOT AVAILABLE here: load_model will explain how to provide it"
         rows = [
             ("profile", f"{chosen.name}  (COURSE_PROFILE={os.environ.get('COURSE_PROFILE', 'unset')})"),
             ("device", f"{device}" + (f"  ({torch.cuda.get_device_name(0)})" if device.type == "cuda" else f"  ({torch.get_num_threads()} CPU threads)")),

@@ -24,6 +24,7 @@ def test_report_has_status_time_memory_and_results(tmp_path):
     assert "arithmetic is broken" in failed["error"] and failed["results"] == {"before_failure": 1}
     assert (tmp_path / "notebooks" / "fails.ipynb").is_file()  # executed copy kept, with the error in it
     assert "1/2 notebooks ok" in proc.stdout
+    assert "AssertionError: arithmetic is broken" in proc.stdout  # the table shows why a notebook failed
 
 
 def test_unknown_profile_is_refused(tmp_path):
