@@ -32,7 +32,7 @@ refresh-notebooks: $(STAMP)
 
 # Speed and memory targets (never timed inside unit tests).
 bench: $(STAMP)
-	HF_HUB_OFFLINE=1 $(PY) benchmarks/run.py
+	HF_HUB_OFFLINE=1 $(PY) -m course_utils.bench all
 
 clean:
 	rm -rf build

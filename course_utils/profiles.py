@@ -7,9 +7,46 @@ never hard-code one.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PROFILE_ENV = "COURSE_PROFILE"
+
+
+@dataclass(frozen=True)
+class BertSize:
+    """The shape of a BERT encoder (``BertConfig``'s hidden_size, num_hidden_layers, num_attention_heads, intermediate_size)."""
+
+    hidden: int
+    layers: int
+    heads: int
+    intermediate: int
+
+
+@dataclass(frozen=True)
+class PretrainRecipe:
+    """Everything that decides a notebook-02 pretraining run on the mirror's books (and the course checkpoint)."""
+
+    vocab_size: int        # WordPiece vocabulary learned from the training books
+    size: BertSize
+    block_length: int      # packed sequence length = max_position_embeddings
+    batch_size: int        # blocks per step
+    steps: int
+    lr: float              # peak learning rate after warmup
+    warmup_steps: int
+    eval_every: int        # held-out evaluation interval (steps)
+    eval_blocks: int       # held-out blocks from the validation books
+    dropout: float = 0.0
+    mlm_probability: float = 0.15
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class ScaleStudy:
+    """Notebook 02's scale study: smaller sizes trained with the main run's recipe, evaluated every ``eval_every``
+    steps, so together with the main run they give (model size x steps) learning curves."""
+
+    sizes: tuple[BertSize, ...]   # the main run's size is added to these
+    eval_every: int
 
 
 @dataclass(frozen=True)
@@ -24,8 +61,17 @@ class Profile:
     batch_size: int
     max_seq_length: int
     mixed_precision: bool
-    seconds_budget: float | None   # per-notebook wall-clock target; checked by benchmarks/, reported by run_course
+    seconds_budget: float | None   # per-notebook wall-clock target; checked by bench, reported by run_course
     peak_rss_mb_budget: float | None
+    pretraining: PretrainRecipe    # notebook 02's main run
+    scale_study: ScaleStudy        # notebook 02's sizes x steps grid
+    mlm_checkpoint: str            # pretrained BERT *with* its MLM head for later lessons (DAPT, probes, PET)
+    # notebooks allowed longer than seconds_budget, e.g. pretraining (name without .ipynb -> seconds)
+    seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
+
+    def seconds_budget_for(self, notebook: str) -> float | None:
+        """The wall-clock target for one notebook (``notebook`` without .ipynb)."""
+        return dict(self.seconds_budget_overrides).get(notebook, self.seconds_budget)
 
 
 PROFILES: dict[str, Profile] = {
@@ -40,6 +86,13 @@ PROFILES: dict[str, Profile] = {
         mixed_precision=False,
         seconds_budget=120.0,
         peak_rss_mb_budget=3072.0,
+        pretraining=PretrainRecipe(  # about 70 s on 2 CPU cores; also the recipe of the course checkpoint
+            vocab_size=16000, size=BertSize(hidden=128, layers=2, heads=2, intermediate=512), block_length=128,
+            batch_size=16, steps=600, lr=2e-3, warmup_steps=60, eval_every=50, eval_blocks=64,
+        ),
+        scale_study=ScaleStudy(sizes=(BertSize(32, 1, 2, 128), BertSize(64, 2, 2, 256)), eval_every=200),
+        mlm_checkpoint="course/tiny-bert-books",
+        seconds_budget_overrides=(("02_pretraining_bert", 180.0),),
     ),
     "full": Profile(
         name="full",
@@ -52,6 +105,12 @@ PROFILES: dict[str, Profile] = {
         mixed_precision=True,
         seconds_budget=None,
         peak_rss_mb_budget=None,
+        pretraining=PretrainRecipe(  # a bert-small-sized run for a GPU, mixed precision
+            vocab_size=16000, size=BertSize(hidden=512, layers=4, heads=8, intermediate=2048), block_length=128,
+            batch_size=128, steps=3000, lr=1e-3, warmup_steps=300, eval_every=250, eval_blocks=256, dropout=0.1,
+        ),
+        scale_study=ScaleStudy(sizes=(BertSize(128, 2, 2, 512), BertSize(256, 4, 4, 1024)), eval_every=1000),
+        mlm_checkpoint="bert-base-uncased",
     ),
 }
 

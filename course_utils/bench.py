@@ -1,0 +1,179 @@
+"""Speed and memory targets of the course, measured outside the unit tests.
+
+    python -m course_utils.bench mlm          # the course's pretraining loop vs the transformers default
+    python -m course_utils.bench checkpoint   # build the course checkpoint from nothing, timed
+    python -m course_utils.bench masking      # masking functions, tokens per second
+    python -m course_utils.bench course       # every notebook (quick profile) against its time and memory budget
+    make bench                                # all of the above
+
+Each subcommand prints its measurements and exits 1 when a target is missed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+# ----------------------------------------------------------------------------------------------------------- mlm
+def _default_batches(texts, tokenizer, steps: int, batch_size: int, block_length: int, seed: int):
+    """The transformers default: one paragraph per sequence, padded to the longest in its batch, masked by the collator."""
+    import torch
+    from transformers import DataCollatorForLanguageModeling
+
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=seed)
+    encoded = tokenizer(list(texts), truncation=True, max_length=block_length)["input_ids"]
+    encoded = [ids for ids in encoded if len(ids) > 2]
+    order = torch.randperm(len(encoded), generator=torch.Generator().manual_seed(seed)).tolist()
+    for step in range(steps):
+        rows = [encoded[i] for i in order[step * batch_size:(step + 1) * batch_size]]
+        yield collator([{"input_ids": ids} for ids in rows])
+
+
+def bench_mlm(steps: int, batch_size: int, seed: int = 0) -> float:
+    """Train the same model on the same books for ``steps`` steps two ways; return the tokens/s speedup."""
+    import torch
+    from transformers import BertForMaskedLM
+
+    from .course_bert import course_recipe, load_books
+    from .masking import mask_tokens
+    from .packing import pack_blocks
+    from .pretraining import bert_config, heldout_loss, masked_lm_loss
+    from .wordpiece import train_wordpiece
+
+    recipe = course_recipe()
+    train_texts, eval_texts = load_books()
+    tokenizer = train_wordpiece(train_texts, recipe.vocab_size)
+    T = recipe.block_length
+    blocks = pack_blocks(train_texts, tokenizer, T)
+    eval_blocks = pack_blocks(eval_texts, tokenizer, T)[: recipe.eval_blocks]
+    print(f"model: BERT {recipe.size}, vocab {len(tokenizer)}; data: the mirror's books; {steps} steps of "
+          f"{batch_size} sequences; AdamW lr {recipe.lr}; {torch.get_num_threads()} CPU threads")
+
+    def fresh_model():
+        torch.manual_seed(seed)
+        model = BertForMaskedLM(bert_config(len(tokenizer), recipe.size, T, recipe.dropout)).train()
+        return model, torch.optim.AdamW(model.parameters(), lr=recipe.lr)
+
+    def course_batches():
+        g = torch.Generator().manual_seed(seed)
+        order = torch.randperm(blocks.shape[0], generator=g)
+        for step in range(steps):
+            yield mask_tokens(blocks[order[step * batch_size:(step + 1) * batch_size]], tokenizer, generator=g)
+
+    results = {}
+    for way in ("default", "course"):
+        model, optimizer = fresh_model()
+        tokens, seconds = 0, 0.0
+        batches = course_batches() if way == "course" else _default_batches(train_texts, tokenizer, steps, batch_size, T, seed)
+        for batch in batches:  # time the training step only, not batch preparation (done alike on both sides)
+            start = time.perf_counter()
+            if way == "course":
+                loss = masked_lm_loss(model, batch.input_ids, batch.labels)
+                tokens += batch.input_ids.numel()
+            else:
+                loss = model(**batch).loss
+                tokens += int(batch["attention_mask"].sum())
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            seconds += time.perf_counter() - start
+        results[way] = (tokens / seconds, heldout_loss(model, eval_blocks, tokenizer, seed=seed))
+        print(f"{way:>8}: {results[way][0]:9.0f} tokens/s (text tokens, padding not counted)   "
+              f"held-out MLM loss after {steps} steps {results[way][1]:.3f}")
+    speedup = results["course"][0] / results["default"][0]
+    met = speedup >= 3.0 and results["course"][1] <= results["default"][1] + 1e-6
+    print(f"goal: >= 3x tokens/s with equal or lower loss at equal steps -> {'met' if met else 'NOT met'}")
+    print(f"speedup {speedup:.2f}")
+    return speedup if met else -speedup
+
+
+# ---------------------------------------------------------------------------------------------------- checkpoint
+def bench_checkpoint(limit_s: float = 180.0) -> bool:
+    """Build the course checkpoint from nothing in a temporary cache; the target is ``limit_s`` seconds."""
+    import os
+
+    from .course_bert import CACHE_ENV, ensure_checkpoint, load_checkpoint
+
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.environ.get(CACHE_ENV)
+        os.environ[CACHE_ENV] = tmp
+        try:
+            start = time.perf_counter()
+            folder = ensure_checkpoint(progress=False)
+            seconds = time.perf_counter() - start
+            load_checkpoint(folder)
+        finally:
+            if old is None:
+                os.environ.pop(CACHE_ENV, None)
+            else:
+                os.environ[CACHE_ENV] = old
+    ok = seconds <= limit_s
+    print(f"course checkpoint built from nothing in {seconds:.1f} s (target <= {limit_s:.0f} s): {'ok' if ok else 'OVER'}")
+    return ok
+
+
+# ------------------------------------------------------------------------------------------------------- masking
+def bench_masking() -> None:
+    import torch
+
+    from .masking import mask_tokens, span_mask, whole_word_mask
+    from .resources import load_tokenizer
+
+    tokenizer = load_tokenizer("sentence-transformers/all-MiniLM-L6-v2")
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(1000, 30000, (256, 128), generator=g)
+    words = torch.arange(128).repeat(256, 1) // 2  # two pieces a word
+    for name, fn in [("mask_tokens", lambda: mask_tokens(ids, tokenizer, generator=g)),
+                     ("whole_word_mask", lambda: whole_word_mask(ids, words, tokenizer, generator=g)),
+                     ("span_mask", lambda: span_mask(ids, tokenizer, generator=g))]:
+        fn()
+        start = time.perf_counter()
+        repeats = 3 if name == "span_mask" else 20
+        for _ in range(repeats):
+            fn()
+        per_call = (time.perf_counter() - start) / repeats
+        print(f"{name:>16}: {ids.numel() / per_call / 1e6:7.2f} M tokens/s  ({per_call * 1e3:.1f} ms per 256x128 batch)")
+
+
+# -------------------------------------------------------------------------------------------------------- course
+def bench_course(out: Path) -> bool:
+    from .run_course import find_notebooks, run_course, summary_table
+
+    report = run_course(find_notebooks([]), out, "quick", timeout=1800)
+    print(summary_table(report))
+    bad = [nb["name"] for nb in report["notebooks"] if nb["status"] != "ok" or nb["within_budget"] is False]
+    if bad:
+        print(f"over budget or failed: {', '.join(bad)}")
+    return not bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_utils.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["mlm", "checkpoint", "masking", "course", "all"])
+    parser.add_argument("--steps", type=int, default=100, help="mlm: training steps for each way (default 100)")
+    parser.add_argument("--batch-size", type=int, default=16, help="mlm: sequences per step (default 16)")
+    parser.add_argument("--out", type=Path, default=Path("build"), help="course: where executed notebooks go")
+    args = parser.parse_args(argv)
+    if args.steps < 1 or args.batch_size < 1:
+        parser.error("--steps and --batch-size must be positive")
+    from .quiet import quiet_libraries
+
+    quiet_libraries()
+    ok = True
+    if args.what in ("masking", "all"):
+        bench_masking()
+    if args.what in ("mlm", "all"):
+        ok &= bench_mlm(args.steps, args.batch_size) > 0
+    if args.what in ("checkpoint", "all"):
+        ok &= bench_checkpoint()
+    if args.what in ("course", "all"):
+        ok &= bench_course(args.out)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""The course's own tiny BERT with its MLM head: pretrained on the mirror's books, cached, rebuilt when missing.
+
+    model, tokenizer = course_bert()                      # the cache, or train (quick recipe) and cache
+    load_model(AutoModelForMaskedLM, COURSE_BERT)         # the same checkpoint through the resolver
+
+It is what notebook 02 trains in the quick profile, and the general-domain starting point of the later offline
+lessons (domain-adaptive pretraining, fill-mask probes, cloze prompts). The cache lives in ``$COURSE_CACHE_DIR``,
+else ``$XDG_CACHE_HOME/bert-transfer-course``, else ``~/.cache/bert-transfer-course``. Each checkpoint folder is
+named after a hash of its recipe and holds ``manifest.json`` with the sha256 of every file. A folder is written
+beside its final place and renamed into it, so it is whole or absent; one whose manifest is missing or whose files
+do not match is rebuilt, never loaded.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .profiles import PROFILES, PretrainRecipe
+
+COURSE_BERT = "course/tiny-bert-books"   # the name later lessons ask the resolver for
+CACHE_ENV = "COURSE_CACHE_DIR"
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+BOOKS = ("gutenberg_books", "default")
+
+
+def course_recipe() -> PretrainRecipe:
+    """The recipe of the course checkpoint: the quick profile's pretraining run, whatever profile is active."""
+    return PROFILES["quick"].pretraining
+
+
+def cache_root() -> Path:
+    """Where course-built checkpoints are kept."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = Path(os.environ["XDG_CACHE_HOME"]).expanduser() if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "bert-transfer-course"
+
+
+def recipe_key(recipe: PretrainRecipe) -> str:
+    """A short hash of the recipe: a changed recipe gets a new folder instead of a stale checkpoint."""
+    text = json.dumps({"format": FORMAT_VERSION, "recipe": asdict(recipe)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def checkpoint_dir(recipe: PretrainRecipe | None = None) -> Path:
+    """The cache folder of the checkpoint trained with ``recipe`` (default: the course recipe)."""
+    return cache_root() / f"bert-books-{recipe_key(recipe or course_recipe())}"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def save_checkpoint(model, tokenizer, recipe: PretrainRecipe, *, folder: Path | str | None = None,
+                    summary: dict[str, Any] | None = None) -> Path:
+    """Save model + tokenizer with a manifest, whole or not at all; returns the folder.
+
+    ``summary`` (e.g. held-out losses) is stored in the manifest for whoever loads the checkpoint later.
+    """
+    folder = Path(folder) if folder is not None else checkpoint_dir(recipe)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.parent / f".{folder.name}.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+        manifest = {"format": FORMAT_VERSION, "recipe_key": recipe_key(recipe), "recipe": asdict(recipe),
+                    "files": files, "summary": summary or {}}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def checkpoint_problem(folder: Path | str) -> str | None:
+    """Why ``folder`` is not a whole, verified checkpoint, or None when it is."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return "not there"
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        files = manifest["files"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return f"no readable {MANIFEST} ({type(err).__name__})"
+    if manifest.get("format") != FORMAT_VERSION:
+        return f"format {manifest.get('format')!r}, expected {FORMAT_VERSION}"
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        if name not in files:
+            return f"{name} missing from the manifest"
+    for name, digest in files.items():
+        path = folder / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if _sha256(path) != digest:
+            return f"{name} does not match its checksum (corrupt or partly written)"
+    return None
+
+
+def load_checkpoint(folder: Path | str):
+    """Load a verified checkpoint folder -> (BertForMaskedLM in eval mode, tokenizer); raise if it is not whole."""
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    problem = checkpoint_problem(folder)
+    if problem:
+        raise FileNotFoundError(f"{folder} is not a usable checkpoint: {problem}.")
+    model = BertForMaskedLM.from_pretrained(folder)
+    return model.eval(), AutoTokenizer.from_pretrained(folder)
+
+
+def load_books():
+    """The mirror's books: (train paragraphs, validation paragraphs), split by whole book."""
+    from .resources import load_dataset
+
+    books = load_dataset(*BOOKS)
+    return list(books["train"]["text"]), list(books["validation"]["text"])
+
+
+def build(recipe: PretrainRecipe, progress: bool | None = None):
+    """Train a tokenizer and a BERT on the books with ``recipe`` -> (model, tokenizer, History).
+
+    Notebook 02 makes exactly these calls in the open; this is the same recipe for a cache that has none.
+    """
+    import torch
+    from transformers import BertForMaskedLM
+
+    from .packing import pack_blocks
+    from .pretraining import bert_config, pretrain_mlm
+    from .wordpiece import train_wordpiece
+
+    train_texts, eval_texts = load_books()
+    tokenizer = train_wordpiece(train_texts, recipe.vocab_size)
+    train_blocks = pack_blocks(train_texts, tokenizer, recipe.block_length)
+    eval_blocks = pack_blocks(eval_texts, tokenizer, recipe.block_length)[: recipe.eval_blocks]
+    torch.manual_seed(recipe.seed)
+    model = BertForMaskedLM(bert_config(len(tokenizer), recipe.size, recipe.block_length, recipe.dropout))
+    history = pretrain_mlm(
+        model, tokenizer, train_blocks, eval_blocks, steps=recipe.steps, batch_size=recipe.batch_size, lr=recipe.lr,
+        warmup_steps=recipe.warmup_steps, eval_every=recipe.eval_every, seed=recipe.seed,
+        mlm_probability=recipe.mlm_probability, progress=progress,
+    )
+    return model, tokenizer, history
+
+
+def ensure_checkpoint(recipe: PretrainRecipe | None = None, *, rebuild: bool = False,
+                      progress: bool | None = None) -> Path:
+    """The folder of a verified checkpoint for ``recipe``: the cache if whole, else trained now and cached."""
+    recipe = recipe or course_recipe()
+    folder = checkpoint_dir(recipe)
+    problem = "rebuild asked for" if rebuild else checkpoint_problem(folder)
+    if problem is None:
+        return folder
+    if problem != "not there":
+        print(f"[course] the cached checkpoint {folder} is unusable ({problem}); rebuilding it")
+    else:
+        print(f"[course] no cached checkpoint at {folder}; training it now (the quick recipe, about 2 minutes on 2 cores)")
+    model, tokenizer, history = build(recipe, progress)
+    summary = {"heldout_loss_start": history.eval_loss[0], "heldout_loss_end": history.eval_loss[-1],
+               "trained_by": "course_utils.course_bert.build"}
+    return save_checkpoint(model, tokenizer, recipe, folder=folder, summary=summary)
+
+
+def course_bert(*, rebuild: bool = False, progress: bool | None = None):
+    """The course's tiny pretrained BERT and its tokenizer -> (BertForMaskedLM in eval mode, BertTokenizer).
+
+    Loaded from the cache when present and whole; otherwise trained with the quick recipe and cached first.
+    Goes through the resolver, so it prints where the checkpoint came from like every other load.
+    """
+    from transformers import BertForMaskedLM
+
+    from .resources import load_model, load_tokenizer
+
+    if rebuild:
+        ensure_checkpoint(rebuild=True, progress=progress)
+    elif progress is not None:
+        ensure_checkpoint(progress=progress)
+    return load_model(BertForMaskedLM, COURSE_BERT).eval(), load_tokenizer(COURSE_BERT)
+
+
+def describe(folder: Path) -> str:
+    """One line on what a checkpoint folder holds, for the resolver's '[model] name <- ...' line."""
+    from .resources import describe_path
+
+    recipe = json.loads((Path(folder) / MANIFEST).read_text())["recipe"]
+    s = recipe["size"]
+    return (f"course checkpoint {describe_path(folder)} (BERT {s['layers']} layers, hidden {s['hidden']}, "
+            f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the mirror's books)")
+
+
+def provide() -> tuple[Path, str]:
+    """The resolver's offline provider for ``COURSE_BERT``."""
+    folder = ensure_checkpoint()
+    return folder, describe(folder)

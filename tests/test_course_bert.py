@@ -1,0 +1,85 @@
+import json
+
+import pytest
+import torch
+from transformers import BertForMaskedLM
+
+from course_utils import course_bert as cb
+from course_utils import resources
+from course_utils.pretraining import BertSize, bert_config
+from course_utils.profiles import PretrainRecipe
+from course_utils.wordpiece import train_wordpiece
+
+RECIPE = PretrainRecipe(vocab_size=300, size=BertSize(32, 1, 2, 64), block_length=32, batch_size=4, steps=3, lr=1e-3,
+                        warmup_steps=1, eval_every=3, eval_blocks=4)
+
+
+@pytest.fixture(scope="module")
+def pair(sentences):
+    tok = train_wordpiece(sentences[:500], RECIPE.vocab_size)
+    torch.manual_seed(0)
+    return BertForMaskedLM(bert_config(len(tok), RECIPE.size, RECIPE.block_length)).eval(), tok
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(cb.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(cb, "course_recipe", lambda: RECIPE)
+    return tmp_path
+
+
+def test_saved_checkpoint_round_trips(pair, cache):
+    model, tok = pair
+    folder = cb.save_checkpoint(model, tok, RECIPE, summary={"heldout_loss_end": 5.0})
+    assert folder == cb.checkpoint_dir(RECIPE) and folder.parent == cache
+    assert cb.checkpoint_problem(folder) is None
+    assert [p.name for p in cache.iterdir()] == [folder.name]  # no partial folder left behind
+    loaded, loaded_tok = cb.load_checkpoint(folder)
+    ids = tok(["it was a dark and stormy night"], return_tensors="pt")["input_ids"]
+    assert loaded_tok("it was a dark and stormy night", return_tensors="pt")["input_ids"].equal(ids)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(input_ids=ids).logits, model(input_ids=ids).logits, rtol=0, atol=0)
+    assert json.loads((folder / cb.MANIFEST).read_text())["summary"] == {"heldout_loss_end": 5.0}
+
+
+def test_a_changed_recipe_gets_its_own_folder():
+    other = PretrainRecipe(**{**RECIPE.__dict__, "steps": 4})
+    assert cb.recipe_key(other) != cb.recipe_key(RECIPE)
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (lambda f: (f / "model.safetensors").write_bytes(b"truncated"), "model.safetensors does not match its checksum"),
+    (lambda f: (f / "tokenizer.json").unlink(), "tokenizer.json is missing"),
+    (lambda f: (f / cb.MANIFEST).unlink(), "no readable manifest.json"),
+    (lambda f: (f / cb.MANIFEST).write_text("{not json"), "no readable manifest.json"),
+])
+def test_damaged_cache_is_detected_rebuilt_and_never_loaded(pair, cache, monkeypatch, damage, problem):
+    model, tok = pair
+    folder = cb.save_checkpoint(model, tok, RECIPE)
+    damage(folder)
+    assert problem in cb.checkpoint_problem(folder)
+    with pytest.raises(FileNotFoundError, match="not a usable checkpoint"):
+        cb.load_checkpoint(folder)
+    builds = []
+
+    def fake_build(recipe, progress=None):
+        builds.append(recipe)
+        from course_utils.pretraining import History
+
+        return model, tok, History(1, 1, 1, eval_loss=[9.0, 8.0])
+
+    monkeypatch.setattr(cb, "build", fake_build)
+    assert cb.ensure_checkpoint() == folder and builds == [RECIPE]
+    assert cb.checkpoint_problem(folder) is None
+    assert cb.ensure_checkpoint() == folder and len(builds) == 1  # whole now: loaded, not rebuilt
+
+
+def test_the_resolver_never_asks_the_hub_for_course_checkpoints(pair, cache, monkeypatch):
+    model, tok = pair
+    cb.save_checkpoint(model, tok, RECIPE)
+    monkeypatch.setattr(resources, "hub_status", lambda kind="dataset": (True, "reachable (pretend)"))
+    ckpt = resources.resolve_checkpoint(cb.COURSE_BERT)
+    assert ckpt.source == "course" and ckpt.location == str(cb.checkpoint_dir(RECIPE))
+    assert "BERT 1 layers, hidden 32, vocab 300" in ckpt.detail
+    loaded, loaded_tok = cb.course_bert()
+    assert isinstance(loaded, BertForMaskedLM) and not loaded.training and len(loaded_tok) == len(tok)
