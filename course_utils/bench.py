@@ -11,6 +11,7 @@ Each subcommand prints its measurements and exits 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -95,7 +96,7 @@ def bench_checkpoint(limit_s: float = 180.0) -> bool:
     """Build the course checkpoint from nothing in a temporary cache; the target is ``limit_s`` seconds."""
     import os
 
-    from .course_bert import CACHE_ENV, ensure_checkpoint, load_checkpoint
+    from .course_bert import CACHE_ENV, MANIFEST, ensure_checkpoint, load_checkpoint
 
     with tempfile.TemporaryDirectory() as tmp:
         old = os.environ.get(CACHE_ENV)
@@ -105,6 +106,8 @@ def bench_checkpoint(limit_s: float = 180.0) -> bool:
             folder = ensure_checkpoint(progress=False)
             seconds = time.perf_counter() - start
             load_checkpoint(folder)
+            summary = json.loads((folder / MANIFEST).read_text())["summary"]
+            print(f"held-out MLM loss {summary['heldout_loss_start']:.3f} -> {summary['heldout_loss_end']:.3f}")
         finally:
             if old is None:
                 os.environ.pop(CACHE_ENV, None)

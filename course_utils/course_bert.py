@@ -166,7 +166,7 @@ def ensure_checkpoint(recipe: PretrainRecipe | None = None, *, rebuild: bool = F
     if problem != "not there":
         print(f"[course] the cached checkpoint {folder} is unusable ({problem}); rebuilding it")
     else:
-        print(f"[course] no cached checkpoint at {folder}; training it now (the quick recipe, about 2 minutes on 2 cores)")
+        print(f"[course] no cached checkpoint at {folder}; training it now (the quick recipe: about 1.5 minutes on 2 cores)")
     model, tokenizer, history = build(recipe, progress)
     summary = {"heldout_loss_start": history.eval_loss[0], "heldout_loss_end": history.eval_loss[-1],
                "trained_by": "course_utils.course_bert.build"}
