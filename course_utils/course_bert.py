@@ -183,10 +183,7 @@ def course_bert(*, rebuild: bool = False, progress: bool | None = None):
 
     from .resources import load_model, load_tokenizer
 
-    if rebuild:
-        ensure_checkpoint(rebuild=True, progress=progress)
-    elif progress is not None:
-        ensure_checkpoint(progress=progress)
+    ensure_checkpoint(rebuild=rebuild, progress=progress)
     return load_model(BertForMaskedLM, COURSE_BERT).eval(), load_tokenizer(COURSE_BERT)
 
 

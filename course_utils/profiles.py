@@ -86,7 +86,7 @@ PROFILES: dict[str, Profile] = {
         mixed_precision=False,
         seconds_budget=120.0,
         peak_rss_mb_budget=3072.0,
-        pretraining=PretrainRecipe(  # about 70 s on 2 CPU cores; also the recipe of the course checkpoint
+        pretraining=PretrainRecipe(  # about a minute on 2 CPU cores; also the recipe of the course checkpoint
             vocab_size=16000, size=BertSize(hidden=128, layers=2, heads=2, intermediate=512), block_length=128,
             batch_size=16, steps=600, lr=2e-3, warmup_steps=60, eval_every=50, eval_blocks=64,
         ),

