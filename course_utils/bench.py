@@ -1,6 +1,7 @@
 """Speed and memory targets of the course, measured outside the unit tests.
 
     python -m course_utils.bench mlm          # the course's pretraining loop vs the transformers default
+    python -m course_utils.bench finetune     # dynamic padding + length-grouped batches vs padding to max length
     python -m course_utils.bench checkpoint   # build the course checkpoint from nothing, timed
     python -m course_utils.bench masking      # masking functions, tokens per second
     python -m course_utils.bench course       # every notebook (quick profile) against its time and memory budget
@@ -91,6 +92,62 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0) -> tuple[float, bool]:
     return speedup, met
 
 
+# ------------------------------------------------------------------------------------------------------ finetune
+def bench_finetune(examples: int, batch_size: int, seed: int = 0) -> tuple[float, bool]:
+    """Fine-tune the profile's encoder on SST-2 sentences two ways -> (examples/s speedup, goal met).
+
+    fixed: every sentence padded to max_seq_length, random order. dynamic: ``DataCollatorWithPadding`` pads each batch
+    to its longest sentence, and transformers' ``LengthGroupedSampler`` puts sentences of similar length together.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    from .glue import load_glue
+    from .profiles import get_profile
+    from .resources import load_model, load_tokenizer
+
+    profile = get_profile("quick")
+    tokenizer = load_tokenizer(profile.encoder)
+    sentences = load_glue("sst2", "train").shuffle(seed=seed).select(range(examples))
+    L = profile.max_seq_length
+    print(f"model: {profile.encoder}; data: {examples} SST-2 training sentences; batch {batch_size}; "
+          f"max_seq_length {L}; {torch.get_num_threads()} CPU threads")
+    collate = DataCollatorWithPadding(tokenizer)
+    encoded = [{"input_ids": ids, "labels": label} for ids, label in
+               zip(tokenizer(list(sentences["sentence"]), truncation=True, max_length=L)["input_ids"], sentences["label"])]
+    g = torch.Generator().manual_seed(seed)
+    orders = {
+        "fixed": torch.randperm(examples, generator=g).tolist(),
+        "dynamic": list(LengthGroupedSampler(batch_size, lengths=[len(e["input_ids"]) for e in encoded], generator=g)),
+    }
+    results = {}
+    for way, order in orders.items():
+        torch.manual_seed(seed)
+        model = load_model(AutoModelForSequenceClassification, profile.encoder, num_labels=2).train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+        seconds, padded = 0.0, 0
+        for start in range(0, examples, batch_size):
+            rows = [encoded[i] for i in order[start:start + batch_size]]
+            batch = collate(rows) if way == "dynamic" else tokenizer.pad(rows, padding="max_length", max_length=L,
+                                                                         return_tensors="pt")
+            padded += batch["input_ids"].numel()
+            t0 = time.perf_counter()
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            seconds += time.perf_counter() - t0
+        real = sum(len(e["input_ids"]) for e in encoded)
+        results[way] = examples / seconds
+        print(f"{way:>8}: {results[way]:7.1f} examples/s   {padded / examples:5.1f} positions per example "
+              f"({1 - real / padded:.0%} padding)")
+    speedup = results["dynamic"] / results["fixed"]
+    met = speedup >= 2.0
+    print(f"goal: dynamic padding + length grouping >= 2x the examples/s of fixed padding -> {'met' if met else 'NOT met'}")
+    print(f"speedup {speedup:.2f}")
+    return speedup, met
+
+
 # ---------------------------------------------------------------------------------------------------- checkpoint
 def bench_checkpoint(limit_s: float = 180.0) -> bool:
     """Build the course checkpoint from nothing in a temporary cache; the target is ``limit_s`` seconds."""
@@ -156,13 +213,15 @@ def bench_course(out: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["mlm", "checkpoint", "masking", "course", "all"])
+    parser.add_argument("what", choices=["mlm", "finetune", "checkpoint", "masking", "course", "all"])
     parser.add_argument("--steps", type=int, default=100, help="mlm: training steps for each way (default 100)")
-    parser.add_argument("--batch-size", type=int, default=16, help="mlm: sequences per step (default 16)")
+    parser.add_argument("--examples", type=int, default=512, help="finetune: training examples each way (default 512)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="sequences per step (default: 16 for mlm, 32 for finetune)")
     parser.add_argument("--out", type=Path, default=Path("build"), help="course: where executed notebooks go")
     args = parser.parse_args(argv)
-    if args.steps < 1 or args.batch_size < 1:
-        parser.error("--steps and --batch-size must be positive")
+    if args.steps < 1 or args.examples < 1 or (args.batch_size is not None and args.batch_size < 1):
+        parser.error("--steps, --examples and --batch-size must be positive")
     from .quiet import quiet_libraries
 
     quiet_libraries()
@@ -170,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("masking", "all"):
         bench_masking()
     if args.what in ("mlm", "all"):
-        ok &= bench_mlm(args.steps, args.batch_size)[1]
+        ok &= bench_mlm(args.steps, args.batch_size or 16)[1]
+    if args.what in ("finetune", "all"):
+        ok &= bench_finetune(args.examples, args.batch_size or 32)[1]
     if args.what in ("checkpoint", "all"):
         ok &= bench_checkpoint()
     if args.what in ("course", "all"):

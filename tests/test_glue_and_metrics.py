@@ -1,0 +1,68 @@
+import pytest
+
+from course_utils.glue import GLUE_TASKS, check_num_labels, glue_table, glue_task, load_glue
+from course_utils.metrics import load_metric
+
+
+def test_the_nine_tasks():
+    assert list(GLUE_TASKS) == ["cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli"]
+    assert glue_task("STS-B").is_regression and glue_task("stsb").num_labels == 1
+    assert glue_task("mnli").num_labels == 3 and glue_task("cola").metric == "matthews_correlation"
+    table = glue_table()
+    assert table.loc["mrpc", "metric"] == "f1, accuracy" and table.loc["mnli", "validation"] == 9815
+
+
+@pytest.mark.parametrize("task", ["cola", "sst2", "mrpc", "stsb", "rte", "wnli"])
+def test_mirror_tasks_load_with_the_documented_sizes_and_labels(task):
+    t = glue_task(task)
+    ds = load_glue(task, "validation")
+    assert ds.num_rows == t.sizes["validation"]
+    if not t.is_regression:
+        assert tuple(ds.features["label"].names) == t.labels
+
+
+def test_missing_tasks_and_bad_names_say_what_to_do():
+    with pytest.raises(FileNotFoundError, match=r"GLUE task 'mnli' is not available here.*nyu-mll/glue config 'mnli'"):
+        load_glue("mnli")
+    with pytest.raises(FileNotFoundError, match=r"'qnli' \(split 'train'\)"):
+        load_glue("qnli", "train")
+    with pytest.raises(ValueError, match="Unknown GLUE task 'sst3'. Accepted: cola, sst2"):
+        load_glue("sst3")
+    with pytest.raises(ValueError, match="has no split 'dev'"):
+        load_glue("rte", "dev")
+
+
+def test_num_labels_must_fit_the_task():
+    class Model:
+        class config:
+            num_labels = 2
+
+    check_num_labels(Model, "rte")
+    with pytest.raises(ValueError, match=r"num_labels=2, but GLUE mnli needs 3 labels.*num_labels=3"):
+        check_num_labels(Model, "mnli")
+    with pytest.raises(ValueError, match=r"stsb needs 1 output \(regression\)"):
+        check_num_labels(Model, "stsb")
+
+
+def test_metrics_use_evaluates_api_offline_and_agree_with_the_libraries():
+    from scipy.stats import spearmanr
+    from sklearn.metrics import f1_score, matthews_corrcoef
+
+    pred, ref = [1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 1, 1]
+    assert load_metric("accuracy").compute(predictions=pred, references=ref) == {"accuracy": 4 / 6}
+    mrpc = load_metric("glue", "mrpc").compute(predictions=pred, references=ref)
+    assert mrpc == {"f1": pytest.approx(f1_score(ref, pred)), "accuracy": pytest.approx(4 / 6)}
+    cola = load_metric("glue", "cola")
+    for i in range(0, 6, 2):  # evaluate's incremental API
+        cola.add_batch(predictions=pred[i:i + 2], references=ref[i:i + 2])
+    assert cola.compute()["matthews_correlation"] == pytest.approx(matthews_corrcoef(ref, pred))
+    scores, gold = [0.5, 2.0, 1.0, 4.5], [0.0, 2.5, 1.5, 5.0]
+    assert load_metric("spearmanr").compute(predictions=scores, references=gold)["spearmanr"] == pytest.approx(
+        spearmanr(scores, gold)[0])
+
+
+def test_unknown_metrics_are_refused():
+    with pytest.raises(ValueError, match="No course metric 'bleu'. Accepted: accuracy, f1"):
+        load_metric("bleu")
+    with pytest.raises(ValueError, match="needs a GLUE task; got 'mnli-mm'"):
+        load_metric("glue", "mnli-mm")
