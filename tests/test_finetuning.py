@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+import torch
+from transformers import BertConfig, BertForSequenceClassification
+
+from course_utils.finetuning import batches, check_max_length, encode_task, predict, score, train_classifier
+from course_utils.glue import load_glue
+
+
+def tiny_classifier(tokenizer, num_labels, positions=64):
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=positions, num_labels=num_labels,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertForSequenceClassification(cfg)
+
+
+@pytest.fixture(scope="module")
+def mrpc(tokenizer):
+    return encode_task(tokenizer, load_glue("mrpc", "validation").select(range(64)), "mrpc", 64)
+
+
+def test_pairs_get_segment_ids_and_labels(tokenizer, mrpc):
+    first = mrpc[0]
+    sep = tokenizer.sep_token_id
+    assert first["input_ids"][0] == tokenizer.cls_token_id and first["input_ids"].count(sep) == 2
+    second_start = first["input_ids"].index(sep) + 1
+    assert set(first["token_type_ids"][:second_start]) == {0} and set(first["token_type_ids"][second_start:]) == {1}
+    assert all(len(e["input_ids"]) <= 64 for e in mrpc) and {e["labels"] for e in mrpc} <= {0, 1}
+
+
+def test_batches_are_padded_to_their_own_longest(tokenizer, mrpc):
+    seen = []
+    for batch in batches(mrpc, tokenizer, 16, group_by_length=True):
+        lengths = batch["attention_mask"].sum(dim=1)
+        assert batch["input_ids"].shape[1] == int(lengths.max())
+        seen += batch["input_ids"][:, 0].tolist()
+    assert len(seen) == len(mrpc)  # every example once
+    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+        next(batches(mrpc, tokenizer, 0))
+
+
+def test_training_lowers_the_loss_and_scores_with_the_glue_metric(tokenizer):
+    train = encode_task(tokenizer, load_glue("sst2", "train").select(range(64)), "sst2", 64)
+    model = tiny_classifier(tokenizer, 2)
+    losses = train_classifier(model, tokenizer, train, "sst2", epochs=30, lr=3e-3, batch_size=32, progress=False)
+    assert len(losses) == 60 and np.mean(losses[-4:]) < 0.7 * np.mean(losses[:4])  # a small set is memorised
+    logits = predict(model, tokenizer, train[:50])
+    assert logits.shape == (50, 2)
+    assert set(score(logits, train[:50], "sst2")) == {"accuracy"}
+
+
+def test_regression_for_stsb(tokenizer):
+    data = encode_task(tokenizer, load_glue("stsb", "validation").select(range(64)), "stsb", 64)
+    assert isinstance(data[0]["labels"], float)
+    model = tiny_classifier(tokenizer, 1)
+    train_classifier(model, tokenizer, data, "stsb", epochs=1, batch_size=32, progress=False)
+    assert set(score(predict(model, tokenizer, data), data, "stsb")) == {"pearsonr", "spearmanr"}
+
+
+def test_mismatches_are_refused(tokenizer, mrpc):
+    with pytest.raises(ValueError, match="num_labels=3, but GLUE mrpc needs 2 labels"):
+        train_classifier(tiny_classifier(tokenizer, 3), tokenizer, mrpc, "mrpc", progress=False)
+    with pytest.raises(ValueError, match="max_length=512 does not fit the model: it has 64 position embeddings"):
+        check_max_length(tiny_classifier(tokenizer, 2), 512)
