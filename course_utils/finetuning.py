@@ -115,9 +115,22 @@ def predict(model, tokenizer, encoded: list[dict], batch_size: int = 128) -> np.
 
 def score(logits: np.ndarray, encoded: list[dict], task: str) -> dict[str, float]:
     """The task's GLUE metrics (through evaluate's API) for ``logits`` from ``predict``."""
+    from transformers import EvalPrediction
+
+    labels = np.array([e["labels"] for e in encoded])
+    return trainer_metrics(task)(EvalPrediction(predictions=logits, label_ids=labels))
+
+
+def trainer_metrics(task: str):
+    """A ``compute_metrics`` for ``transformers.Trainer``: EvalPrediction -> the task's GLUE metrics."""
     from .metrics import load_metric
 
     t = glue_task(task)
-    predictions = logits[:, 0] if t.is_regression else logits.argmax(axis=-1)
-    references = [e["labels"] for e in encoded]
-    return load_metric("glue", t.name).compute(predictions=predictions, references=references)
+    metric = load_metric("glue", t.name)
+
+    def compute(prediction) -> dict[str, float]:
+        logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+        predictions = logits[:, 0] if t.is_regression else logits.argmax(axis=-1)
+        return metric.compute(predictions=predictions, references=prediction.label_ids)
+
+    return compute

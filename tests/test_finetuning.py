@@ -63,3 +63,20 @@ def test_mismatches_are_refused(tokenizer, mrpc):
         train_classifier(tiny_classifier(tokenizer, 3), tokenizer, mrpc, "mrpc", progress=False)
     with pytest.raises(ValueError, match="max_length=512 does not fit the model: it has 64 position embeddings"):
         check_max_length(tiny_classifier(tokenizer, 2), 512)
+
+
+def test_the_trainer_with_transformers_5_arguments(tokenizer, mrpc, tmp_path):
+    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+
+    from course_utils.finetuning import trainer_metrics
+
+    args = TrainingArguments(output_dir=str(tmp_path), eval_strategy="epoch", num_train_epochs=1,
+                             per_device_train_batch_size=16, learning_rate=1e-3, warmup_steps=0.1,
+                             train_sampling_strategy="group_by_length", report_to="none", save_strategy="no",
+                             logging_strategy="no", disable_tqdm=True, use_cpu=True, seed=0)
+    trainer = Trainer(model=tiny_classifier(tokenizer, 2), args=args, train_dataset=mrpc, eval_dataset=mrpc,
+                      processing_class=tokenizer, data_collator=DataCollatorWithPadding(tokenizer),
+                      compute_metrics=trainer_metrics("mrpc"))
+    trainer.train()
+    scores = trainer.evaluate()
+    assert {"eval_f1", "eval_accuracy"} <= set(scores) and 0 <= scores["eval_f1"] <= 1
