@@ -28,8 +28,10 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, *, lowercase: bool = 
     The result behaves like ``AutoTokenizer.from_pretrained('bert-base-uncased')`` (same special tokens, same
     ``[CLS] A [SEP] B [SEP]`` template) and saves with ``save_pretrained``. The vocabulary may come out smaller
     than ``vocab_size`` when the corpus has fewer distinct pieces. Ids are put in a canonical order (special tokens,
-    then single characters, then longer pieces, each alphabetically): the trainer learns the same pieces every time
-    but numbers tied ones differently from run to run, and a model's weights depend on the numbering.
+    then single characters, then longer pieces, each alphabetically), because the trainer numbers pieces in an order
+    that changes from run to run and a model's weights depend on the numbering. The trainer can also break ties
+    between equally frequent pairs differently from one process to the next, so two runs may differ by a piece or
+    two (measured: 1 of 16,000 pieces, in 1 of 3 runs on the course's books); the same pieces always get the same ids.
     """
     from transformers import BertTokenizer
 
