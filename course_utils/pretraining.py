@@ -166,7 +166,10 @@ def pretrain_mlm(
     check_blocks_fit(model, train_blocks, batch_size)
     check_blocks_fit(model, eval_blocks, min(batch_size, eval_blocks.shape[0]))
     device = next(model.parameters()).device
+    # Mixed precision on a GPU: bf16 where the GPU has it (A100, H100, ...), else fp16 with loss scaling (T4).
     autocast = mixed_precision and device.type == "cuda"
+    amp_dtype = torch.bfloat16 if autocast and torch.cuda.is_bf16_supported() else torch.float16
+    scaler = torch.amp.GradScaler("cuda", enabled=autocast and amp_dtype == torch.float16)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]   # biases and LayerNorm weights
     optimizer = torch.optim.AdamW(
@@ -196,12 +199,14 @@ def pretrain_mlm(
         batch = mask_tokens(train_blocks[order[cursor:cursor + batch_size]], tokenizer,
                             mlm_probability=mlm_probability, generator=g)
         cursor += batch_size
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
+        with torch.autocast(device.type, dtype=amp_dtype, enabled=autocast):
             loss = masked_lm_loss(model, batch.input_ids.to(device), batch.labels.to(device))
-        loss.backward()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         history.lr.append(schedule.get_last_lr()[0])
-        optimizer.step()
+        scaler.step(optimizer)
+        scaler.update()
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
         history.train_step.append(step)

@@ -107,9 +107,9 @@ PROFILES: dict[str, Profile] = {
         peak_rss_mb_budget=None,
         pretraining=PretrainRecipe(  # a bert-small-sized run for a GPU, mixed precision
             vocab_size=16000, size=BertSize(hidden=512, layers=4, heads=8, intermediate=2048), block_length=128,
-            batch_size=128, steps=3000, lr=1e-3, warmup_steps=300, eval_every=250, eval_blocks=256, dropout=0.1,
-        ),
-        scale_study=ScaleStudy(sizes=(BertSize(128, 2, 2, 512), BertSize(256, 4, 4, 1024)), eval_every=1000),
+            batch_size=64, steps=1500, lr=1e-3, warmup_steps=150, eval_every=150, eval_blocks=256, dropout=0.1,
+        ),  # 12 M tokens, about 4 passes over the books: more would overfit a model this size
+        scale_study=ScaleStudy(sizes=(BertSize(128, 2, 2, 512), BertSize(256, 4, 4, 1024)), eval_every=500),
         mlm_checkpoint="bert-base-uncased",
     ),
 }
