@@ -105,12 +105,19 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
 
 @torch.no_grad()
 def predict(model, tokenizer, encoded: list[dict], batch_size: int = 128) -> np.ndarray:
-    """Logits [N, num_labels] (regression: [N, 1]) in the order of ``encoded``."""
+    """Logits [N, num_labels] (regression: [N, 1]) in the order of ``encoded``.
+
+    Examples are run shortest first, so each batch pads little, and the rows are put back in their order.
+    """
     model.eval()
     device = next(model.parameters()).device
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
     out = [model(**{k: v.to(device) for k, v in batch.items() if k != "labels"}).logits.float().cpu()
-           for batch in batches(encoded, tokenizer, batch_size)]
-    return torch.cat(out).numpy()
+           for batch in batches([encoded[i] for i in order], tokenizer, batch_size)]
+    logits = torch.cat(out).numpy()
+    restored = np.empty_like(logits)
+    restored[order] = logits
+    return restored
 
 
 def score(logits: np.ndarray, encoded: list[dict], task: str) -> dict[str, float]:

@@ -47,6 +47,8 @@ def test_training_lowers_the_loss_and_scores_with_the_glue_metric(tokenizer):
     assert len(losses) == 60 and np.mean(losses[-4:]) < 0.7 * np.mean(losses[:4])  # a small set is memorised
     logits = predict(model, tokenizer, train[:50])
     assert logits.shape == (50, 2)
+    one_by_one = np.concatenate([predict(model, tokenizer, [e]) for e in train[:50]])
+    np.testing.assert_allclose(logits, one_by_one, atol=1e-5)  # rows come back in the order given
     assert set(score(logits, train[:50], "sst2")) == {"accuracy"}
 
 
