@@ -39,18 +39,13 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0) -> tuple[float, bool]:
     import torch
     from transformers import BertForMaskedLM
 
-    from .course_bert import course_recipe, load_books
+    from .course_bert import book_blocks, course_recipe
     from .masking import mask_tokens
-    from .packing import pack_blocks
     from .pretraining import bert_config, heldout_loss, masked_lm_loss
-    from .wordpiece import train_wordpiece
 
     recipe = course_recipe()
-    train_texts, eval_texts = load_books()
-    tokenizer = train_wordpiece(train_texts, recipe.vocab_size)
+    tokenizer, blocks, eval_blocks, train_texts = book_blocks(recipe)
     T = recipe.block_length
-    blocks = pack_blocks(train_texts, tokenizer, T)
-    eval_blocks = pack_blocks(eval_texts, tokenizer, T)[: recipe.eval_blocks]
     print(f"model: BERT {recipe.size}, vocab {len(tokenizer)}; data: the mirror's books; {steps} steps of "
           f"{batch_size} sequences; AdamW lr {recipe.lr}; {torch.get_num_threads()} CPU threads")
 

@@ -129,6 +129,19 @@ def load_books():
     return list(books["train"]["text"]), list(books["validation"]["text"])
 
 
+def book_blocks(recipe: PretrainRecipe):
+    """The books prepared for ``recipe`` -> (tokenizer, train_blocks [N, T], eval_blocks [recipe.eval_blocks, T],
+    train paragraphs): a WordPiece vocabulary learned from the training books, both splits packed into blocks."""
+    from .packing import pack_blocks
+    from .wordpiece import train_wordpiece
+
+    train_texts, eval_texts = load_books()
+    tokenizer = train_wordpiece(train_texts, recipe.vocab_size)
+    train_blocks = pack_blocks(train_texts, tokenizer, recipe.block_length)
+    eval_blocks = pack_blocks(eval_texts, tokenizer, recipe.block_length)[: recipe.eval_blocks]
+    return tokenizer, train_blocks, eval_blocks, train_texts
+
+
 def build(recipe: PretrainRecipe, progress: bool | None = None):
     """Train a tokenizer and a BERT on the books with ``recipe`` -> (model, tokenizer, History).
 
@@ -137,14 +150,9 @@ def build(recipe: PretrainRecipe, progress: bool | None = None):
     import torch
     from transformers import BertForMaskedLM
 
-    from .packing import pack_blocks
     from .pretraining import bert_config, pretrain_mlm
-    from .wordpiece import train_wordpiece
 
-    train_texts, eval_texts = load_books()
-    tokenizer = train_wordpiece(train_texts, recipe.vocab_size)
-    train_blocks = pack_blocks(train_texts, tokenizer, recipe.block_length)
-    eval_blocks = pack_blocks(eval_texts, tokenizer, recipe.block_length)[: recipe.eval_blocks]
+    tokenizer, train_blocks, eval_blocks, _ = book_blocks(recipe)
     torch.manual_seed(recipe.seed)
     model = BertForMaskedLM(bert_config(len(tokenizer), recipe.size, recipe.block_length, recipe.dropout))
     history = pretrain_mlm(

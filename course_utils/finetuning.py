@@ -16,6 +16,17 @@ from .glue import check_num_labels, glue_task
 from .quiet import is_quiet
 
 
+def check_fits(model, encoded: list[dict]) -> None:
+    """Every encoded example must fit the model's position embeddings."""
+    longest = max((len(e["input_ids"]) for e in encoded), default=0)
+    positions = model.config.max_position_embeddings
+    if longest > positions:
+        raise ValueError(
+            f"An example has {longest} tokens but the model has only {positions} position embeddings: encode with "
+            f"encode_task(..., max_length={positions}) or less."
+        )
+
+
 def check_max_length(model, max_length: int) -> None:
     """Sequences may not be longer than the model's position embeddings."""
     positions = model.config.max_position_embeddings
@@ -70,6 +81,7 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
     from transformers import get_linear_schedule_with_warmup
 
     check_num_labels(model, task)
+    check_fits(model, train)
     if not 0 <= warmup_ratio < 1:
         raise ValueError(f"warmup_ratio must be in [0, 1); got {warmup_ratio}.")
     if epochs <= 0:
@@ -109,6 +121,7 @@ def predict(model, tokenizer, encoded: list[dict], batch_size: int = 128) -> np.
 
     Examples are run shortest first, so each batch pads little, and the rows are put back in their order.
     """
+    check_fits(model, encoded)
     model.eval()
     device = next(model.parameters()).device
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))

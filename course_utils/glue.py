@@ -49,7 +49,7 @@ GLUE_TASKS: dict[str, GlueTask] = {t.name: t for t in [
     _task("mrpc", "paraphrase (news)", ("sentence1", "sentence2"), ("not_equivalent", "equivalent"),
           3668, 408, 1725, ("f1", "accuracy")),
     _task("stsb", "semantic similarity, 0-5", ("sentence1", "sentence2"), (), 5749, 1500, 1379,
-          ("pearson", "spearmanr")),
+          ("pearsonr", "spearmanr")),
     _task("qqp", "paraphrase (Quora questions)", ("question1", "question2"), ("not_duplicate", "duplicate"),
           363846, 40430, 390965, ("f1", "accuracy")),
     _task("mnli", "entailment, 3 classes", ("premise", "hypothesis"), ("entailment", "neutral", "contradiction"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -129,9 +129,6 @@ class History:
     @property
     def tokens_per_second(self) -> float:
         return self.steps * self.tokens_per_step / self.seconds if self.seconds else float("nan")
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "tokens_per_second": self.tokens_per_second}
 
 
 def pretrain_mlm(

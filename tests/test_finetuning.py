@@ -65,6 +65,12 @@ def test_mismatches_are_refused(tokenizer, mrpc):
         train_classifier(tiny_classifier(tokenizer, 3), tokenizer, mrpc, "mrpc", progress=False)
     with pytest.raises(ValueError, match="max_length=512 does not fit the model: it has 64 position embeddings"):
         check_max_length(tiny_classifier(tokenizer, 2), 512)
+    long = encode_task(tokenizer, load_glue("mrpc", "validation").select(range(8)), "mrpc", 128)
+    short_model = tiny_classifier(tokenizer, 2, positions=32)
+    for fn in (lambda: predict(short_model, tokenizer, long),
+               lambda: train_classifier(short_model, tokenizer, long, "mrpc", progress=False)):
+        with pytest.raises(ValueError, match=r"tokens but the model has only 32 position embeddings"):
+            fn()
 
 
 def test_the_trainer_with_transformers_5_arguments(tokenizer, mrpc, tmp_path):

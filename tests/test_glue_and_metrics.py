@@ -66,3 +66,16 @@ def test_unknown_metrics_are_refused():
         load_metric("bleu")
     with pytest.raises(ValueError, match="needs a GLUE task; got 'mnli-mm'"):
         load_metric("glue", "mnli-mm")
+
+
+def test_the_metric_module_knows_each_task_by_the_same_metrics_as_glue_py():
+    """course_scores.py is loaded by evaluate as a standalone file, so it keeps its own table; it must agree."""
+    import importlib.util
+
+    from course_utils.metrics import HERE, SCORES
+
+    spec = importlib.util.spec_from_file_location("course_scores", HERE / "course_scores" / "course_scores.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.GLUE == {name: list(t.metrics) for name, t in GLUE_TASKS.items()}
+    assert tuple(module.SCORES) == SCORES

@@ -10,7 +10,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCORES = ("accuracy", "f1", "matthews_correlation", "pearsonr", "spearmanr")
-GLUE_TASKS = ("cola", "sst2", "mrpc", "qqp", "stsb", "mnli", "qnli", "rte", "wnli")
 
 
 def load_metric(name: str, config_name: str | None = None):
@@ -19,6 +18,7 @@ def load_metric(name: str, config_name: str | None = None):
     import evaluate
 
     from .. import quiet
+    from ..glue import GLUE_TASKS
 
     quiet.quiet_if_asked()
     if name == "glue":
