@@ -1,8 +1,8 @@
 """Metrics through evaluate's API, offline: ``load_metric("accuracy").compute(predictions=..., references=...)``.
 
 ``evaluate.load("accuracy")`` downloads its script from the hub, which fails offline. The course ships its own metric
-modules (this folder), backed by maintained libraries (scikit-learn, scipy), and loads them with ``evaluate.load``
-from a local path, so students use exactly evaluate's ``load`` / ``compute`` / ``add_batch``.
+modules (this folder), backed by maintained libraries (scikit-learn, scipy, seqeval), and loads them with
+``evaluate.load`` from a local path, so students use exactly evaluate's ``load`` / ``compute`` / ``add_batch``.
 """
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCORES = ("accuracy", "f1", "matthews_correlation", "pearsonr", "spearmanr")
+MODULES = {"seqeval": "course_seqeval", "squad": "course_squad"}  # name -> folder; each is one metric, no config
 
 
 def load_metric(name: str, config_name: str | None = None):
-    """An ``evaluate.EvaluationModule``: ``load_metric("f1")``, or ``load_metric("glue", "mrpc")`` for a GLUE task's
-    official scores (like evaluate's own ``glue`` metric)."""
+    """An ``evaluate.EvaluationModule``: ``load_metric("f1")``, ``load_metric("glue", "mrpc")`` for a GLUE task's
+    official scores (like evaluate's own ``glue`` metric), ``load_metric("seqeval")`` for entity-level NER scores or
+    ``load_metric("squad")`` for SQuAD v1.1 exact match / F1 (inputs and outputs as evaluate's metrics of those
+    names)."""
     import evaluate
 
     from .. import quiet
@@ -27,9 +30,12 @@ def load_metric(name: str, config_name: str | None = None):
         config = f"glue-{config_name}"
     elif name in SCORES and config_name is None:
         config = name
+    elif name in MODULES and config_name is None:
+        return evaluate.load(str(HERE / MODULES[name]))
     else:
         raise ValueError(
             f"No course metric {name!r}{f' ({config_name!r})' if config_name else ''}. Accepted: "
-            f"{', '.join(SCORES)}, and 'glue' with a task name ({', '.join(GLUE_TASKS)})."
+            f"{', '.join(SCORES)}, {', '.join(MODULES)} (none of these takes a config), and 'glue' with a task name "
+            f"({', '.join(GLUE_TASKS)})."
         )
     return evaluate.load(str(HERE / "course_scores"), config)
