@@ -1,8 +1,10 @@
-"""Fine-tuning a sequence classifier on a GLUE task: encode, batch efficiently, train, predict, score.
+"""Fine-tuning an encoder: encode a GLUE task, batch efficiently, train, predict, score.
 
 Batches are padded only to their own longest sequence (``DataCollatorWithPadding``) and, when asked, drawn by
-transformers' ``LengthGroupedSampler`` so that sequences of similar length share a batch. The model is any
-``AutoModelForSequenceClassification`` (it returns ``.loss`` when given ``labels``; regression when num_labels=1).
+transformers' ``LengthGroupedSampler`` so that sequences of similar length share a batch. ``fine_tune`` trains any
+transformers head that returns ``.loss`` (sequence or token classification, question answering);
+``train_classifier`` / ``predict`` / ``score`` are its GLUE versions (regression when num_labels=1), and
+``forward_rows`` gives per-token outputs for token classification and QA.
 """
 from __future__ import annotations
 
@@ -51,8 +53,12 @@ def encode_task(tokenizer, dataset, task: str, max_length: int) -> list[dict]:
 
 
 def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = False, group_by_length: bool = False,
-            seed: int = 0) -> Iterator[dict]:
-    """Dynamically padded batches (dicts of tensors [B, T_batch]); optionally shuffled and grouped by length."""
+            seed: int = 0, collate=None) -> Iterator[dict]:
+    """Dynamically padded batches (dicts of tensors [B, T_batch]); optionally shuffled and grouped by length.
+
+    ``collate`` pads a list of examples into a batch: ``DataCollatorWithPadding(tokenizer)`` by default;
+    token classification passes ``DataCollatorForTokenClassification(tokenizer)``, which pads labels with -100.
+    """
     from transformers import DataCollatorWithPadding
     from transformers.trainer_pt_utils import LengthGroupedSampler
 
@@ -65,27 +71,30 @@ def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = 
         order = torch.randperm(len(encoded), generator=g).tolist()
     else:
         order = list(range(len(encoded)))
-    collate = DataCollatorWithPadding(tokenizer)
+    collate = collate or DataCollatorWithPadding(tokenizer)
     for start in range(0, len(order), batch_size):
         yield collate([encoded[i] for i in order[start:start + batch_size]])
 
 
-def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: float = 1, lr: float = 5e-5,
-                     batch_size: int = 32, warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0,
-                     progress: bool | None = None) -> list[float]:
-    """AdamW with linear warmup and decay over ``epochs`` passes (fractions allowed); returns the loss of every step.
+def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: float = 5e-5, batch_size: int = 32,
+              warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0, collate=None,
+              progress: bool | None = None, desc: str = "fine-tuning") -> list[float]:
+    """The fine-tuning loop for any transformers head that returns ``.loss`` (sequence or token classification,
+    question answering): AdamW, linear warmup then decay over ``epochs`` passes (fractions allowed), gradient
+    clipping at 1.0, length-grouped dynamically padded batches. Returns the loss of every step.
 
     Only parameters with ``requires_grad`` are trained, so a frozen encoder trains just its head.
     """
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    check_num_labels(model, task)
     check_fits(model, train)
     if not 0 <= warmup_ratio < 1:
         raise ValueError(f"warmup_ratio must be in [0, 1); got {warmup_ratio}.")
     if epochs <= 0:
         raise ValueError(f"epochs must be positive; got {epochs}.")
+    if not train:
+        raise ValueError("No training examples: pass a non-empty list of encoded examples.")
     device = next(model.parameters()).device
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=lr, weight_decay=weight_decay)
@@ -93,12 +102,11 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
     total = max(1, round(epochs * steps_per_epoch))
     schedule = get_linear_schedule_with_warmup(optimizer, round(warmup_ratio * total), total)
     losses: list[float] = []
-    bar = tqdm(total=total, desc=f"fine-tuning on {task}", disable=is_quiet() if progress is None else not progress,
-               leave=False)
+    bar = tqdm(total=total, desc=desc, disable=is_quiet() if progress is None else not progress, leave=False)
     model.train()
     epoch = 0
     while len(losses) < total:
-        for batch in batches(train, tokenizer, batch_size, group_by_length=True, seed=seed + epoch):
+        for batch in batches(train, tokenizer, batch_size, group_by_length=True, seed=seed + epoch, collate=collate):
             loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
@@ -113,6 +121,44 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
     bar.close()
     model.eval()
     return losses
+
+
+def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: float = 1, lr: float = 5e-5,
+                     batch_size: int = 32, warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0,
+                     progress: bool | None = None) -> list[float]:
+    """``fine_tune`` for a GLUE task's ``AutoModelForSequenceClassification`` (its num_labels is checked first)."""
+    check_num_labels(model, task)
+    return fine_tune(model, tokenizer, train, epochs=epochs, lr=lr, batch_size=batch_size, warmup_ratio=warmup_ratio,
+                     weight_decay=weight_decay, seed=seed, progress=progress, desc=f"fine-tuning on {task}")
+
+
+@torch.no_grad()
+def forward_rows(model, tokenizer, encoded: list[dict], outputs: tuple[str, ...] = ("logits",), batch_size: int = 64,
+                 collate=None) -> dict[str, list[np.ndarray]]:
+    """Per-token model outputs, one array per example, unpadded: ``{"logits": [array [T_i, C], ...]}`` for token
+    classification, ``{"start_logits": [[T_i], ...], "end_logits": ...}`` for question answering.
+
+    Examples run shortest first (little padding) and come back in the order of ``encoded``; labels are not passed.
+    """
+    check_fits(model, encoded)
+    model.eval()
+    device = next(model.parameters()).device
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
+    unlabelled = [{k: v for k, v in encoded[i].items() if k in ("input_ids", "token_type_ids", "attention_mask")}
+                  for i in order]
+    rows: dict[str, list] = {name: [None] * len(encoded) for name in outputs}
+    left = getattr(tokenizer, "padding_side", "right") == "left"
+    done = 0
+    for batch in batches(unlabelled, tokenizer, batch_size, collate=collate):
+        result = model(**{k: v.to(device) for k, v in batch.items()})
+        for name in outputs:
+            values = getattr(result, name).float().cpu().numpy()
+            for j in range(len(values)):
+                i = order[done + j]
+                n = len(encoded[i]["input_ids"])
+                rows[name][i] = values[j][-n:] if left else values[j][:n]
+        done += len(batch["input_ids"])
+    return rows
 
 
 @torch.no_grad()

@@ -88,3 +88,45 @@ def test_the_trainer_with_transformers_5_arguments(tokenizer, mrpc, tmp_path):
     trainer.train()
     scores = trainer.evaluate()
     assert {"eval_f1", "eval_accuracy"} <= set(scores) and 0 <= scores["eval_f1"] <= 1
+
+
+def test_fine_tune_trains_token_classification_and_forward_rows_restores_each_sentence(tokenizer):
+    from transformers import BertForTokenClassification, DataCollatorForTokenClassification
+
+    from course_utils.finetuning import fine_tune, forward_rows
+    from course_utils.token_classification import encode_words, word_predictions
+
+    words = [["Paris", "is", "in", "France", "."], ["John", "Smith", "visited", "Berlin"], ["nothing", "here"]] * 8
+    tags = [[1, 0, 0, 1, 0], [2, 2, 0, 1], [0, 0]] * 8
+    features, word_ids = encode_words(tokenizer, words, tags, 32)
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, num_labels=3)
+    model = BertForTokenClassification(cfg)
+    collate = DataCollatorForTokenClassification(tokenizer)
+    losses = fine_tune(model, tokenizer, features, epochs=40, lr=3e-3, batch_size=8, collate=collate, progress=False)
+    assert len(losses) == 120 and np.mean(losses[-3:]) < 0.2 * np.mean(losses[:3])
+    rows = forward_rows(model, tokenizer, features, collate=collate)["logits"]
+    assert [r.shape for r in rows] == [(len(f["input_ids"]), 3) for f in features]  # unpadded, in the given order
+    alone = forward_rows(model, tokenizer, features[1:2], collate=collate)["logits"][0]
+    np.testing.assert_allclose(rows[1], alone, atol=1e-5)
+    assert word_predictions(rows[1], word_ids[1]) == tags[1]  # the memorised tags come back per word
+
+
+def test_forward_rows_gives_start_and_end_logits_for_question_answering(tokenizer):
+    from transformers import BertForQuestionAnswering
+
+    from course_utils.finetuning import fine_tune, forward_rows
+
+    enc = tokenizer(["who?", "where is it?"], ["Ann wrote it.", "It is in a box on the shelf."])
+    features = [{"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
+                 "start_positions": 4, "end_positions": 4} for i in range(2)]
+    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64)
+    model = BertForQuestionAnswering(cfg)
+    assert len(fine_tune(model, tokenizer, features, epochs=2, batch_size=2, progress=False)) == 2
+    out = forward_rows(model, tokenizer, features, outputs=("start_logits", "end_logits"))
+    assert [len(r) for r in out["start_logits"]] == [len(f["input_ids"]) for f in features]
+    assert [len(r) for r in out["end_logits"]] == [len(f["input_ids"]) for f in features]
+    with pytest.raises(ValueError, match="No training examples"):
+        fine_tune(model, tokenizer, [], progress=False)
