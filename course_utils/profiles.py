@@ -50,6 +50,22 @@ class ScaleStudy:
 
 
 @dataclass(frozen=True)
+class FinetuneRecipe:
+    """One fine-tuning run of lesson 03: how much training data, how long, how fast. Evaluation always uses the
+    task's whole validation split (or held-out set), whatever the profile."""
+
+    train_examples: int | None     # training subset (None: the whole training split)
+    epochs: float
+    lr: float                      # peak learning rate (linear warmup, then linear decay to 0)
+    batch_size: int
+    max_length: int                # tokens per example (pairs and QA windows included)
+    warmup_ratio: float = 0.1
+    seed: int = 0
+    stride: int = 128              # question answering: tokens shared by neighbouring windows of a long context
+    heldout_articles: int = 8      # question answering offline: SQuAD articles held out for evaluation
+
+
+@dataclass(frozen=True)
 class Profile:
     """Checkpoints, subset sizes and budgets of one profile."""
 
@@ -66,8 +82,18 @@ class Profile:
     pretraining: PretrainRecipe    # notebook 02's main run
     scale_study: ScaleStudy        # notebook 02's sizes x steps grid
     mlm_checkpoint: str            # pretrained BERT *with* its MLM head for later lessons (DAPT, probes, PET)
+    finetuning: dict[str, FinetuneRecipe] = field(default_factory=dict)  # lesson 03's runs by task name
+    sentence_encoder: str = "sentence-transformers/all-MiniLM-L6-v2"     # bi-encoder for sentence embeddings
+    encoder_pooling: str = "cls"   # how lesson 03b's heads pool the encoder: "cls" (BERT) or "mean" (sentence encoders)
     # notebooks allowed longer than seconds_budget, e.g. pretraining (name without .ipynb -> seconds)
     seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
+
+    def finetune(self, task: str) -> FinetuneRecipe:
+        """Lesson 03's recipe for ``task`` (a GLUE task name, ``conll2003`` or ``squad``)."""
+        if task not in self.finetuning:
+            raise ValueError(f"Profile {self.name!r} has no fine-tuning recipe for {task!r}. Accepted: "
+                             f"{', '.join(self.finetuning)}.")
+        return self.finetuning[task]
 
     def seconds_budget_for(self, notebook: str) -> float | None:
         """The wall-clock target for one notebook (``notebook`` without .ipynb)."""
@@ -78,6 +104,7 @@ PROFILES: dict[str, Profile] = {
     "quick": Profile(
         name="quick",
         encoder="sentence-transformers/all-MiniLM-L6-v2",
+        encoder_pooling="mean",    # all-MiniLM-L6-v2 was trained with mean pooling; its [CLS] / pooler were not
         masking_examples=4000,
         train_examples=2000,
         eval_examples=500,
@@ -92,7 +119,19 @@ PROFILES: dict[str, Profile] = {
         ),
         scale_study=ScaleStudy(sizes=(BertSize(32, 1, 2, 128), BertSize(64, 2, 2, 256)), eval_every=200),
         mlm_checkpoint="course/tiny-bert-books",
-        seconds_budget_overrides=(("02_pretraining_bert", 180.0),),
+        seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
+                                  ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0)),
+        finetuning={
+            "sst2": FinetuneRecipe(train_examples=5000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
+            "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
+            "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=1e-3, batch_size=32, max_length=128),
+            "mrpc": FinetuneRecipe(train_examples=1500, epochs=1, lr=1e-4, batch_size=16, max_length=128),
+            "rte": FinetuneRecipe(train_examples=700, epochs=1, lr=1e-4, batch_size=16, max_length=128),
+            "stsb": FinetuneRecipe(train_examples=2000, epochs=1, lr=2e-4, batch_size=16, max_length=128),
+            "cola": FinetuneRecipe(train_examples=3000, epochs=1, lr=2e-4, batch_size=32, max_length=64),
+            "conll2003": FinetuneRecipe(train_examples=2000, epochs=1, lr=3e-4, batch_size=8, max_length=128),
+            "squad": FinetuneRecipe(train_examples=700, epochs=1, lr=3e-4, batch_size=8, max_length=256, stride=64),
+        },
     ),
     "full": Profile(
         name="full",
@@ -111,6 +150,17 @@ PROFILES: dict[str, Profile] = {
         ),  # 12 M tokens, about 4 passes over the books: more would overfit a model this size
         scale_study=ScaleStudy(sizes=(BertSize(128, 2, 2, 512), BertSize(256, 4, 4, 1024)), eval_every=500),
         mlm_checkpoint="bert-base-uncased",
+        finetuning={  # the BERT paper's recipe (lr 2e-5 to 5e-5, batch 32), one epoch where the data is large
+            "sst2": FinetuneRecipe(train_examples=None, epochs=1, lr=2e-5, batch_size=32, max_length=128),
+            "sst2_small": FinetuneRecipe(train_examples=1000, epochs=3, lr=3e-5, batch_size=32, max_length=128),
+            "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=1e-3, batch_size=32, max_length=128),
+            "mrpc": FinetuneRecipe(train_examples=None, epochs=3, lr=2e-5, batch_size=32, max_length=128),
+            "rte": FinetuneRecipe(train_examples=None, epochs=3, lr=2e-5, batch_size=32, max_length=128),
+            "stsb": FinetuneRecipe(train_examples=None, epochs=3, lr=2e-5, batch_size=32, max_length=128),
+            "cola": FinetuneRecipe(train_examples=None, epochs=3, lr=2e-5, batch_size=32, max_length=128),
+            "conll2003": FinetuneRecipe(train_examples=None, epochs=3, lr=3e-5, batch_size=32, max_length=128),
+            "squad": FinetuneRecipe(train_examples=None, epochs=2, lr=3e-5, batch_size=32, max_length=384, stride=128),
+        },
     ),
 }
 

@@ -49,3 +49,20 @@ def test_the_course_checkpoint_is_the_quick_recipe_and_budgets_can_be_per_notebo
     assert course_recipe() == quick.pretraining and quick.mlm_checkpoint == COURSE_BERT
     assert get_profile("full").mlm_checkpoint == "bert-base-uncased"
     assert quick.seconds_budget_for("02_pretraining_bert") == 180 and quick.seconds_budget_for("01_masking") == 120
+
+
+@pytest.mark.parametrize("name", ["quick", "full"])
+def test_every_profile_has_the_fine_tuning_recipes_lesson_03_reads(name):
+    p = get_profile(name)
+    for task in ["sst2", "sst2_small", "sst2_tiny_bert", "mrpc", "rte", "stsb", "cola", "conll2003", "squad"]:
+        r = p.finetune(task)
+        assert r.epochs > 0 and r.lr > 0 and 0 <= r.warmup_ratio < 1 and r.max_length <= 512
+    assert p.finetune("squad").stride < p.finetune("squad").max_length // 2
+    with pytest.raises(ValueError, match=r"no fine-tuning recipe for 'mnli'. Accepted: sst2, sst2_small"):
+        p.finetune("mnli")
+
+
+def test_lesson_03_notebooks_have_their_own_budget():
+    quick = get_profile("quick")
+    for notebook in ["03a_finetuning_glue", "03b_sentence_pairs_and_embeddings", "03c_tokens_and_spans"]:
+        assert quick.seconds_budget_for(notebook) == 240  # the 4 minutes per notebook
