@@ -132,51 +132,49 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
                      weight_decay=weight_decay, seed=seed, progress=progress, desc=f"fine-tuning on {task}")
 
 
-@torch.no_grad()
-def forward_rows(model, tokenizer, encoded: list[dict], outputs: tuple[str, ...] = ("logits",), batch_size: int = 64,
-                 collate=None) -> dict[str, list[np.ndarray]]:
-    """Per-token model outputs, one array per example, unpadded: ``{"logits": [array [T_i, C], ...]}`` for token
-    classification, ``{"start_logits": [[T_i], ...], "end_logits": ...}`` for question answering.
-
-    Examples run shortest first (little padding) and come back in the order of ``encoded``; labels are not passed.
-    """
+def _shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, collate=None):
+    """Run the model over ``encoded`` shortest first (each batch pads little), without labels; yields
+    (indices into ``encoded``, model output) per batch. Callers put the rows back in their order."""
     check_fits(model, encoded)
     model.eval()
     device = next(model.parameters()).device
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
-    unlabelled = [{k: v for k, v in encoded[i].items() if k in ("input_ids", "token_type_ids", "attention_mask")}
-                  for i in order]
+    inputs = [{k: v for k, v in encoded[i].items() if k in ("input_ids", "token_type_ids", "attention_mask")}
+              for i in order]
+    done = 0
+    for batch in batches(inputs, tokenizer, batch_size, collate=collate):
+        size = len(batch["input_ids"])
+        yield order[done:done + size], model(**{k: v.to(device) for k, v in batch.items()})
+        done += size
+
+
+@torch.no_grad()
+def forward_rows(model, tokenizer, encoded: list[dict], outputs: tuple[str, ...] = ("logits",), batch_size: int = 64,
+                 collate=None) -> dict[str, list[np.ndarray]]:
+    """Per-token model outputs, one array per example, unpadded: ``{"logits": [array [T_i, C], ...]}`` for token
+    classification, ``{"start_logits": [[T_i], ...], "end_logits": ...}`` for question answering; in the order of
+    ``encoded``."""
     rows: dict[str, list] = {name: [None] * len(encoded) for name in outputs}
     left = getattr(tokenizer, "padding_side", "right") == "left"
-    done = 0
-    for batch in batches(unlabelled, tokenizer, batch_size, collate=collate):
-        result = model(**{k: v.to(device) for k, v in batch.items()})
+    for indices, result in _shortest_first(model, tokenizer, encoded, batch_size, collate):
         for name in outputs:
             values = getattr(result, name).float().cpu().numpy()
-            for j in range(len(values)):
-                i = order[done + j]
+            for row, i in zip(values, indices):
                 n = len(encoded[i]["input_ids"])
-                rows[name][i] = values[j][-n:] if left else values[j][:n]
-        done += len(batch["input_ids"])
+                rows[name][i] = row[-n:] if left else row[:n]
     return rows
 
 
 @torch.no_grad()
 def predict(model, tokenizer, encoded: list[dict], batch_size: int = 128) -> np.ndarray:
-    """Logits [N, num_labels] (regression: [N, 1]) in the order of ``encoded``.
-
-    Examples are run shortest first, so each batch pads little, and the rows are put back in their order.
-    """
-    check_fits(model, encoded)
-    model.eval()
-    device = next(model.parameters()).device
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
-    out = [model(**{k: v.to(device) for k, v in batch.items() if k != "labels"}).logits.float().cpu()
-           for batch in batches([encoded[i] for i in order], tokenizer, batch_size)]
-    logits = torch.cat(out).numpy()
-    restored = np.empty_like(logits)
-    restored[order] = logits
-    return restored
+    """Logits [N, num_labels] (regression: [N, 1]) in the order of ``encoded``."""
+    logits = None
+    for indices, result in _shortest_first(model, tokenizer, encoded, batch_size):
+        values = result.logits.float().cpu().numpy()
+        if logits is None:
+            logits = np.empty((len(encoded), values.shape[1]), dtype=values.dtype)
+        logits[indices] = values
+    return logits if logits is not None else np.empty((0, 0), dtype=np.float32)
 
 
 def score(logits: np.ndarray, encoded: list[dict], task: str) -> dict[str, float]:

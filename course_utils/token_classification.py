@@ -135,7 +135,7 @@ def label_names(dataset, column: str = "ner_tags") -> list[str]:
     return list(names)
 
 
-def check_num_labels(model, names: Sequence[str]) -> None:
+def check_tag_labels(model, names: Sequence[str]) -> None:
     """Refuse a token-classification model whose output size (or named labels) does not fit the tag set."""
     config = getattr(model, "config", None)
     got = getattr(config, "num_labels", None)

@@ -7,7 +7,7 @@ from course_utils.question_answering import (
     squad_inputs,
 )
 from course_utils.token_classification import (
-    align_labels, check_num_labels, encode_words, label_names, to_tags, word_predictions,
+    align_labels, check_tag_labels, encode_words, label_names, to_tags, word_predictions,
 )
 
 
@@ -107,15 +107,15 @@ def test_label_names_and_model_checks(conll):
             num_labels = 9
             id2label = {i: f"LABEL_{i}" for i in range(9)}
 
-    check_num_labels(Model, names)
+    check_tag_labels(Model, names)
     Model.config.id2label = dict(enumerate(names))
-    check_num_labels(Model, names)
+    check_tag_labels(Model, names)
     Model.config.id2label = dict(enumerate(reversed(names)))
     with pytest.raises(ValueError, match="not the tag set"):
-        check_num_labels(Model, names)
+        check_tag_labels(Model, names)
     Model.config.num_labels = 2
     with pytest.raises(ValueError, match=r"num_labels=2, but the tag set has 9 tags.*num_labels=9"):
-        check_num_labels(Model, names)
+        check_tag_labels(Model, names)
 
 
 def test_seqeval_metric_agrees_with_the_seqeval_library():
