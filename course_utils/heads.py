@@ -8,6 +8,8 @@ and transformers' ``Trainer`` all take it.
 """
 from __future__ import annotations
 
+import copy
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -37,7 +39,9 @@ class PooledClassifier(nn.Module):
         if not isinstance(num_labels, int) or num_labels < 1:
             raise ValueError(f"num_labels must be a positive int (1 for regression); got {num_labels!r}.")
         self.encoder, self.pooling = encoder, pooling
-        self.config = encoder.config        # max_position_embeddings for the length checks; num_labels for the task check
+        # max_position_embeddings for the length checks; num_labels for the task check. A copy, so that a second
+        # head on the same encoder (intermediate-task transfer) does not change the first one's loss.
+        self.config = copy.copy(encoder.config)
         self.config.num_labels = num_labels
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(encoder.config.hidden_size, num_labels)

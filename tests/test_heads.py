@@ -36,3 +36,12 @@ def test_classifier_and_regressor_train_with_the_course_loop(tokenizer):
         train_classifier(regressor, tokenizer, sst2, "sst2", progress=False)
     with pytest.raises(ValueError, match="num_labels must be a positive int"):
         PooledClassifier(tiny_encoder(tokenizer), 0)
+
+
+def test_two_heads_on_one_encoder_keep_their_own_label_count(tokenizer):
+    encoder = tiny_encoder(tokenizer)
+    regressor, classifier = PooledClassifier(encoder, 1), PooledClassifier(encoder, 3)
+    assert (regressor.config.num_labels, classifier.config.num_labels) == (1, 3)
+    assert regressor.encoder is classifier.encoder            # the weights are shared, the settings are not
+    ids = torch.tensor([[2, 5, 7]])
+    assert regressor(ids, labels=torch.tensor([0.5])).loss.ndim == 0    # still the MSE of one output
