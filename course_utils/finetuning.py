@@ -76,6 +76,15 @@ def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = 
         yield collate([encoded[i] for i in order[start:start + batch_size]])
 
 
+def adamw(params, *, lr: float, weight_decay: float = 0.01) -> torch.optim.AdamW:
+    """AdamW with the fused kernel where PyTorch has one (CPU and CUDA), as the Trainer's default
+    ``adamw_torch_fused``: one pass over all parameters per step instead of one per tensor. On 2 CPU cores that
+    makes a MiniLM fine-tuning step about a quarter faster; the update is the same up to float rounding."""
+    params = list(params)
+    fused = bool(params) and all(p.device.type in ("cpu", "cuda") and p.is_floating_point() for p in params)
+    return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
+
+
 def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: float = 5e-5, batch_size: int = 32,
               warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0, collate=None,
               progress: bool | None = None, desc: str = "fine-tuning") -> list[float]:
@@ -97,7 +106,7 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
         raise ValueError("No training examples: pass a non-empty list of encoded examples.")
     device = next(model.parameters()).device
     trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=lr, weight_decay=weight_decay)
+    optimizer = adamw(trainable, lr=lr, weight_decay=weight_decay)
     steps_per_epoch = math.ceil(len(train) / batch_size)
     total = max(1, round(epochs * steps_per_epoch))
     schedule = get_linear_schedule_with_warmup(optimizer, round(warmup_ratio * total), total)

@@ -3,7 +3,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from course_utils.finetuning import batches, check_max_length, encode_task, predict, score, train_classifier
+from course_utils.finetuning import adamw, batches, check_max_length, encode_task, predict, score, train_classifier
 from course_utils.glue import load_glue
 
 
@@ -130,3 +130,20 @@ def test_forward_rows_gives_start_and_end_logits_for_question_answering(tokenize
     assert [len(r) for r in out["end_logits"]] == [len(f["input_ids"]) for f in features]
     with pytest.raises(ValueError, match="No training examples"):
         fine_tune(model, tokenizer, [], progress=False)
+
+
+def test_adamw_is_fused_on_cpu_and_updates_like_the_plain_one():
+    torch.manual_seed(0)
+    weights = [torch.randn(7, 5, requires_grad=True), torch.randn(5, requires_grad=True)]
+    twins = [w.detach().clone().requires_grad_(True) for w in weights]
+    start = weights[0].detach().clone()
+    fused, plain = adamw(weights, lr=1e-2), torch.optim.AdamW(twins, lr=1e-2, weight_decay=0.01)
+    assert fused.defaults["fused"] is True
+    for _ in range(5):
+        for params, optimizer in [(weights, fused), (twins, plain)]:
+            optimizer.zero_grad()
+            (params[0].sin().sum() + params[1].pow(2).sum()).backward()
+            optimizer.step()
+    for a, b in zip(weights, twins):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(weights[0], start), "five steps must move the parameters"
