@@ -79,3 +79,17 @@ def test_the_metric_module_knows_each_task_by_the_same_metrics_as_glue_py():
     spec.loader.exec_module(module)
     assert module.GLUE == {name: list(t.metrics) for name, t in GLUE_TASKS.items()}
     assert tuple(module.SCORES) == SCORES
+
+
+def test_rouge_metric_on_hand_counted_overlaps():
+    rouge = load_metric("rouge")
+    scores = rouge.compute(predictions=["the cat sat"], references=["the cat sat on the mat"])
+    assert scores["rouge1"] == pytest.approx(2 * 1 * 0.5 / 1.5)         # P 3/3, R 3/6
+    assert scores["rouge2"] == pytest.approx(2 * 1 * 0.4 / 1.4)         # P 2/2, R 2/5
+    assert scores["rougeL"] == pytest.approx(scores["rouge1"])          # the LCS is the whole prediction
+    both = rouge.compute(predictions=["the cat sat", "a dog"], references=[["a bird flew", "the cat sat"], ["the dog"]],
+                         use_aggregator=False)
+    assert both["rouge1"] == pytest.approx([1.0, 0.5])                  # the best of two references; P 1/2, R 1/2
+    assert rouge.compute(predictions=["x"], references=["y"], rouge_types=["rougeL"]) == {"rougeL": 0.0}
+    with pytest.raises(ValueError, match="Unknown ROUGE type"):
+        rouge.compute(predictions=["x"], references=["y"], rouge_types=["rouge9"])

@@ -1,7 +1,7 @@
 """Metrics through evaluate's API, offline: ``load_metric("accuracy").compute(predictions=..., references=...)``.
 
 ``evaluate.load("accuracy")`` downloads its script from the hub, which fails offline. The course ships its own metric
-modules (this folder), backed by maintained libraries (scikit-learn, scipy, seqeval), and loads them with
+modules (this folder), backed by maintained libraries (scikit-learn, scipy, seqeval, rouge_score), and loads them with
 ``evaluate.load`` from a local path, so students use exactly evaluate's ``load`` / ``compute`` / ``add_batch``.
 """
 from __future__ import annotations
@@ -10,14 +10,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCORES = ("accuracy", "f1", "matthews_correlation", "pearsonr", "spearmanr")
-MODULES = {"seqeval": "course_seqeval", "squad": "course_squad"}  # name -> folder; each is one metric, no config
+MODULES = {"seqeval": "course_seqeval", "squad": "course_squad", "rouge": "course_rouge"}  # name -> folder; each is one metric, no config
 
 
 def load_metric(name: str, config_name: str | None = None):
     """An ``evaluate.EvaluationModule``: ``load_metric("f1")``, ``load_metric("glue", "mrpc")`` for a GLUE task's
     official scores (like evaluate's own ``glue`` metric), ``load_metric("seqeval")`` for entity-level NER scores or
-    ``load_metric("squad")`` for SQuAD v1.1 exact match / F1 (inputs and outputs as evaluate's metrics of those
-    names)."""
+    ``load_metric("squad")`` for SQuAD v1.1 exact match / F1, ``load_metric("rouge")`` for ROUGE-1/2/L/Lsum
+    (inputs and outputs as evaluate's metrics of those names)."""
     import evaluate
 
     from .. import quiet
