@@ -122,7 +122,7 @@ PROFILES: dict[str, Profile] = {
         seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
                                   ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0)),
         finetuning={
-            "sst2": FinetuneRecipe(train_examples=5000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
+            "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
             "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
             "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=1e-3, batch_size=32, max_length=128),
             "mrpc": FinetuneRecipe(train_examples=1200, epochs=1, lr=1e-4, batch_size=16, max_length=128),
