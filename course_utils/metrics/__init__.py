@@ -10,7 +10,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCORES = ("accuracy", "f1", "matthews_correlation", "pearsonr", "spearmanr")
-MODULES = {"seqeval": "course_seqeval", "squad": "course_squad", "rouge": "course_rouge"}  # name -> folder; each is one metric, no config
+# name -> folder; each is one metric, no config
+MODULES = {"seqeval": "course_seqeval", "squad": "course_squad", "rouge": "course_rouge"}
 
 
 def load_metric(name: str, config_name: str | None = None):
