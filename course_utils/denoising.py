@@ -218,13 +218,13 @@ def infilling_spans(length: int, ratio: float = 0.3, poisson_lambda: float = 3.0
                 used_gaps.add(gap)
                 spans.append(InfillingSpan(gap, 0))
             continue
+        # free tokens, with no inserted mask strictly inside (one at either edge is fine: two masks side by side,
+        # as when two spans meet)
         starts = [i for i in range(length - span_length + 1) if not any(covered[i:i + span_length])
-                  and not any(g in used_gaps for g in range(i, i + span_length + 1))]
-        if not starts:          # the free stretches are too short for this length: cover one token instead
+                  and not any(g in used_gaps for g in range(i + 1, i + span_length))]
+        if not starts:          # the free stretches are too short for this length: cover one free token instead
             span_length = 1
-            starts = [i for i in range(length) if not covered[i] and i not in used_gaps and i + 1 not in used_gaps]
-            if not starts:
-                break
+            starts = [i for i in range(length) if not covered[i]]     # never empty: fewer than `length` are covered
         start = rng.choice(starts)
         covered[start:start + span_length] = [True] * span_length
         spans.append(InfillingSpan(start, span_length))

@@ -34,6 +34,9 @@ def to_text(task: str, example: Mapping[str, Any]) -> TextPair:
     source = " ".join([t.name] + [f"{name}: {_field(example, name, t.name)}" for name in sorted(t.inputs)])
     label = _field(example, "label", t.name)
     if t.is_regression:
+        if isinstance(label, bool) or not isinstance(label, (int, float)) or not 0 <= label <= 5:
+            raise ValueError(f"{t.name} labels are similarity scores from 0 to 5; got {label!r} (the hidden test split "
+                             f"has -1: text-to-text needs a labelled split).")
         return TextPair(source, f"{round(float(label) * 5) / 5:.1f}")
     if not isinstance(label, int) or isinstance(label, bool) or not 0 <= label < len(t.labels):
         raise ValueError(f"{t.name} labels are ids 0-{len(t.labels) - 1} ({', '.join(t.labels)}); got {label!r} "

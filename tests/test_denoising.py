@@ -118,6 +118,8 @@ def test_text_infilling_covers_the_ratio_with_one_mask_per_span():
         lengths += [s.length for s in spans]
     assert 0 in lengths, "zero-length spans (inserted masks) occur"
     assert statistics.mean(lengths) == pytest.approx(3.0, abs=0.4)   # Poisson(3), the last span of each cut to fit
+    for seed in range(200):                 # short documents: the ratio is still covered exactly
+        assert sum(s.length for s in infilling_spans(7, 0.5, 3.0, rng=seed)) == 4
     assert text_infilling(tokens, "<mask>", rng=4) == apply_infilling(tokens, infilling_spans(400, rng=4), "<mask>")
     with pytest.raises(ValueError, match="Cannot corrupt an empty document"):
         text_infilling([], "<mask>")

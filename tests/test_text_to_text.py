@@ -38,6 +38,8 @@ def test_bad_rows_are_refused_with_what_is_wrong():
         to_text("mrpc", {"sentence1": "x", "label": 1})
     with pytest.raises(ValueError, match=r"labels are ids 0-1 \(negative, positive\); got -1"):
         to_text("sst2", {"sentence": "x", "label": -1})
+    with pytest.raises(ValueError, match="similarity scores from 0 to 5; got -1"):
+        to_text("stsb", {"sentence1": "x", "sentence2": "y", "label": -1})
     with pytest.raises(ValueError, match="Unknown GLUE task 'sst3'"):
         to_text("sst3", {"sentence": "x", "label": 0})
     with pytest.raises(ValueError, match="no answer text"):
