@@ -53,8 +53,9 @@ def encode_task(tokenizer, dataset, task: str, max_length: int) -> list[dict]:
 
 
 def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = False, group_by_length: bool = False,
-            seed: int = 0, collate=None) -> Iterator[dict]:
-    """Dynamically padded batches (dicts of tensors [B, T_batch]); optionally shuffled and grouped by length.
+            seed: int = 0, collate=None, length_key: str = "input_ids") -> Iterator[dict]:
+    """Dynamically padded batches (dicts of tensors [B, T_batch]); optionally shuffled and grouped by the length of
+    ``length_key`` (seq2seq pairs whose sources are all cut to one length group by ``"labels"``).
 
     ``collate`` pads a list of examples into a batch: ``DataCollatorWithPadding(tokenizer)`` by default;
     token classification passes ``DataCollatorForTokenClassification(tokenizer)``, which pads labels with -100.
@@ -66,7 +67,9 @@ def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = 
         raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
     g = torch.Generator().manual_seed(seed)
     if group_by_length:
-        order = list(LengthGroupedSampler(batch_size, lengths=[len(e["input_ids"]) for e in encoded], generator=g))
+        if encoded and length_key not in encoded[0]:
+            raise KeyError(f"length_key={length_key!r} is not a field of the examples; they have {', '.join(encoded[0])}.")
+        order = list(LengthGroupedSampler(batch_size, lengths=[len(e[length_key]) for e in encoded], generator=g))
     elif shuffle:
         order = torch.randperm(len(encoded), generator=g).tolist()
     else:

@@ -66,6 +66,31 @@ class FinetuneRecipe:
 
 
 @dataclass(frozen=True)
+class Seq2SeqRecipe:
+    """Lesson 04's summarizer: which encoder-decoder, how much AESLC (email body -> subject line), how long.
+
+    ``warm_start`` builds the encoder-decoder from an encoder-only BERT checkpoint on both sides (Rothe et al., 2020):
+    the decoder keeps the checkpoint's first ``decoder_layers`` layers, gets a causal mask and new cross-attention.
+    Otherwise ``models`` are seq2seq checkpoints (T5, BART) loaded as they are."""
+
+    models: tuple[str, ...]            # checkpoints fine-tuned one after the other (hub names)
+    warm_start: bool                   # True: models are BERT encoders turned into encoder-decoders
+    train_examples: int | None         # AESLC training emails (None: all 14,436)
+    eval_examples: int | None          # validation emails scored with loss and ROUGE (None: all 1,960)
+    max_source_length: int             # email tokens the encoder sees
+    max_target_length: int             # subject tokens (the end-of-sequence token included)
+    epochs: float
+    lr: float
+    batch_size: int
+    freeze_encoder: bool = False       # train only the decoder (its cross-attention is new); encoder states computed once
+    decoder_layers: int | None = None  # warm start only: decoder depth (None: as deep as the encoder)
+    lead_words: int = 4                # the lead baseline's first k words (AESLC subjects average about 4 words)
+    max_new_tokens: int = 16           # generation length limit
+    warmup_ratio: float = 0.1
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class Profile:
     """Checkpoints, subset sizes and budgets of one profile."""
 
@@ -84,6 +109,7 @@ class Profile:
     mlm_checkpoint: str            # pretrained BERT *with* its MLM head for later lessons (DAPT, probes, PET)
     finetuning: dict[str, FinetuneRecipe] = field(default_factory=dict)  # lesson 03's runs by task name
     sentence_encoder: str = "sentence-transformers/all-MiniLM-L6-v2"     # bi-encoder for sentence embeddings
+    seq2seq: Seq2SeqRecipe | None = None                                 # lesson 04's summarizer
     encoder_pooling: str = "cls"   # how lesson 03b's heads pool the encoder: "cls" (BERT) or "mean" (sentence encoders)
     # notebooks allowed longer than seconds_budget, e.g. pretraining (name without .ipynb -> seconds)
     seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
@@ -119,8 +145,14 @@ PROFILES: dict[str, Profile] = {
         ),
         scale_study=ScaleStudy(sizes=(BertSize(32, 1, 2, 128), BertSize(64, 2, 2, 256)), eval_every=200),
         mlm_checkpoint="course/tiny-bert-books",
+        seq2seq=Seq2SeqRecipe(  # no seq2seq checkpoint exists offline: warm-start one from MiniLM, train its decoder
+            models=("sentence-transformers/all-MiniLM-L6-v2",), warm_start=True, train_examples=3000,
+            eval_examples=500, max_source_length=48, max_target_length=16, epochs=2, lr=5e-4, batch_size=32,
+            freeze_encoder=True, decoder_layers=3,
+        ),
         seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
-                                  ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0)),
+                                  ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0),
+                                  ("04_seq2seq_t5_bart", 180.0)),
         finetuning={
             "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
             "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
@@ -150,6 +182,10 @@ PROFILES: dict[str, Profile] = {
         ),  # 12 M tokens, about 4 passes over the books: more would overfit a model this size
         scale_study=ScaleStudy(sizes=(BertSize(128, 2, 2, 512), BertSize(256, 4, 4, 1024)), eval_every=500),
         mlm_checkpoint="bert-base-uncased",
+        seq2seq=Seq2SeqRecipe(  # all of AESLC, 3 epochs; lr 1e-4 sits between the usual T5 (3e-4) and BART (5e-5) rates
+            models=("t5-small", "facebook/bart-base"), warm_start=False, train_examples=None, eval_examples=None,
+            max_source_length=512, max_target_length=32, epochs=3, lr=1e-4, batch_size=16,
+        ),
         finetuning={  # the BERT paper's recipe (lr 2e-5 to 5e-5, batch 32), one epoch where the data is large
             "sst2": FinetuneRecipe(train_examples=None, epochs=1, lr=2e-5, batch_size=32, max_length=128),
             "sst2_small": FinetuneRecipe(train_examples=1000, epochs=3, lr=3e-5, batch_size=32, max_length=128),
