@@ -68,7 +68,8 @@ def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = 
     g = torch.Generator().manual_seed(seed)
     if group_by_length:
         if encoded and length_key not in encoded[0]:
-            raise KeyError(f"length_key={length_key!r} is not a field of the examples; they have {', '.join(encoded[0])}.")
+            raise KeyError(f"length_key={length_key!r} is not a field of the examples; they have "
+                           f"{', '.join(encoded[0])}.")
         order = list(LengthGroupedSampler(batch_size, lengths=[len(e[length_key]) for e in encoded], generator=g))
     elif shuffle:
         order = torch.randperm(len(encoded), generator=g).tolist()
