@@ -1,0 +1,87 @@
+import datasets
+import pytest
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+from course_utils.adaptation import (check_label_sets, classifier, continue_pretraining, corpus_blocks, load_task,
+                                     sample_texts, train_only)
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm(tokenizer):
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=32)
+    return BertForMaskedLM(cfg)
+
+
+def test_chemprot_loads_with_one_label_set():
+    splits, names = load_task("chemprot")
+    assert len(names) == 13 and "INHIBITOR" in names
+    row = splits["validation"][0]
+    assert names[row["label_id"]] == row["label"]
+
+
+def test_a_label_missing_from_training_is_refused():
+    splits = datasets.DatasetDict({
+        "train": datasets.Dataset.from_dict({"text": ["a", "b"], "label": ["X", "Y"]}),
+        "test": datasets.Dataset.from_dict({"text": ["c"], "label": ["Z"]}),
+    })
+    with pytest.raises(ValueError, match=r"test split of toy has label\(s\) \['Z'\]"):
+        check_label_sets(splits, "toy")
+    assert check_label_sets(splits.filter(lambda r: r["label"] != "Z"), "toy") == ["X", "Y"]
+
+
+def test_sampled_corpora_have_the_asked_size_and_repeat_by_seed():
+    texts = [f"sentence {i}" for i in range(100)]
+    assert len(sample_texts(texts, 30)) == 30 and len(set(sample_texts(texts, 30))) == 30
+    assert sample_texts(texts, 30, seed=1) == sample_texts(texts, 30, seed=1) != sample_texts(texts, 30, seed=2)
+    with pytest.raises(ValueError, match="Cannot draw n=101 texts from a corpus of 100"):
+        sample_texts(texts, 101)
+
+
+def test_empty_or_short_corpora_are_refused(tokenizer, sentences):
+    with pytest.raises(ValueError, match="The corpus is empty"):
+        corpus_blocks(["", "   "], tokenizer, 32)
+    with pytest.raises(ValueError, match="too short"):
+        corpus_blocks(sentences[:5], tokenizer, 32, min_blocks=16)
+    blocks = corpus_blocks(sentences[:200], tokenizer, 32, min_blocks=16)
+    assert blocks.shape[1] == 32 and blocks.shape[0] >= 16
+
+
+def test_continued_pretraining_adapts_a_copy(tiny_mlm, tokenizer, sentences):
+    blocks = corpus_blocks(sentences[:400], tokenizer, 32)
+    before = {k: v.clone() for k, v in tiny_mlm.state_dict().items()}
+    adapted, history = continue_pretraining(tiny_mlm, tokenizer, blocks, blocks[:32], steps=40, batch_size=16, lr=3e-3,
+                                            progress=False)
+    assert history.eval_step == [0, 40] and history.eval_loss[-1] < history.eval_loss[0] - 0.5
+    assert all(torch.equal(v, tiny_mlm.state_dict()[k]) for k, v in before.items())   # the original is untouched
+    assert not adapted.training
+
+
+def test_classifier_copies_the_mlm_encoder(tiny_mlm, tokenizer):
+    clf = classifier(tiny_mlm, 13)
+    assert torch.equal(clf.encoder.embeddings.word_embeddings.weight, tiny_mlm.bert.embeddings.word_embeddings.weight)
+    assert clf.encoder is not tiny_mlm.bert
+    batch = tokenizer(["the enzyme inhibits the receptor", "no effect"], padding=True, return_tensors="pt")
+    assert clf(**batch).logits.shape == (2, 13)
+
+
+def test_selective_fine_tuning_counts(tiny_mlm):
+    clf = classifier(tiny_mlm, 3)
+    head = sum(p.numel() for p in clf.head.parameters())
+    layer = sum(p.numel() for p in clf.encoder.encoder.layer[-1].parameters())
+    norms = sum(p.numel() for m in clf.encoder.modules() if isinstance(m, torch.nn.LayerNorm) for p in m.parameters())
+    top_norms = sum(p.numel() for m in clf.encoder.encoder.layer[-1].modules() if isinstance(m, torch.nn.LayerNorm)
+                    for p in m.parameters())
+    assert train_only(clf, 0) == head
+    assert train_only(clf, 1) == head + layer
+    assert train_only(clf, 1, layer_norms=True) == head + layer + norms - top_norms
+    embeddings = sum(p.numel() for p in clf.encoder.embeddings.parameters())
+    embedding_norm = sum(p.numel() for p in clf.encoder.embeddings.LayerNorm.parameters())
+    total = sum(p.numel() for p in clf.parameters())
+    assert train_only(clf, 2, layer_norms=True) == total - embeddings + embedding_norm
+    assert not clf.encoder.embeddings.word_embeddings.weight.requires_grad
+    assert train_only(clf, None) == total and clf.encoder.embeddings.word_embeddings.weight.requires_grad
+    with pytest.raises(ValueError, match="top_layers=3: the encoder has 2 layers"):
+        train_only(clf, 3)
