@@ -91,6 +91,23 @@ class Seq2SeqRecipe:
 
 
 @dataclass(frozen=True)
+class AdaptRecipe:
+    """Lesson 05: continued MLM pretraining on in-domain (DAPT) or task (TAPT) text, and the ChemProt fine-tuning
+    that measures it (Gururangan et al., 2020)."""
+
+    general_model: str             # the general-domain BERT *with* its MLM head that every run starts from
+    block_length: int              # packed MLM block length (no longer than the model's positions)
+    batch_size: int                # blocks per MLM step
+    steps: int                     # MLM steps of every adaptation run (DAPT, TAPT, DAPT+TAPT, wrong domain)
+    lr: float                      # peak MLM learning rate (below a from-scratch run's: the model is trained already)
+    eval_blocks: int               # held-out blocks per domain for the MLM loss
+    corpus_sentences: int | None   # sentences per adaptation corpus (None: the smaller corpus' size, for a fair control)
+    finetune: FinetuneRecipe       # the downstream ChemProt fine-tuning, the same for every starting model
+    seeds: int = 3                 # fine-tuning seeds per starting model
+    pooling: str = "mean"          # the classifier's pooling over the encoder's token vectors
+
+
+@dataclass(frozen=True)
 class Profile:
     """Checkpoints, subset sizes and budgets of one profile."""
 
@@ -110,6 +127,7 @@ class Profile:
     finetuning: dict[str, FinetuneRecipe] = field(default_factory=dict)  # lesson 03's runs by task name
     sentence_encoder: str = "sentence-transformers/all-MiniLM-L6-v2"     # bi-encoder for sentence embeddings
     seq2seq: Seq2SeqRecipe | None = None                                 # lesson 04's summarizer
+    adaptation: AdaptRecipe | None = None                                # lesson 05's DAPT / TAPT
     encoder_pooling: str = "cls"   # how lesson 03b's heads pool the encoder: "cls" (BERT) or "mean" (sentence encoders)
     # notebooks allowed longer than seconds_budget, e.g. pretraining (name without .ipynb -> seconds)
     seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
@@ -150,9 +168,14 @@ PROFILES: dict[str, Profile] = {
             eval_examples=500, max_source_length=48, max_target_length=16, epochs=2, lr=5e-4, batch_size=32,
             freeze_encoder=True, decoder_layers=3,
         ),
+        adaptation=AdaptRecipe(  # the course's tiny BERT: a few seconds per adaptation run, ~10 s per fine-tuning
+            general_model="course/tiny-bert-books", block_length=128, batch_size=16, steps=150, lr=5e-4,
+            eval_blocks=64, corpus_sentences=None,
+            finetune=FinetuneRecipe(train_examples=None, epochs=1, lr=2e-3, batch_size=32, max_length=128),
+        ),
         seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
                                   ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0),
-                                  ("04_seq2seq_t5_bart", 180.0)),
+                                  ("04_seq2seq_t5_bart", 180.0), ("05_domain_adaptive_pretraining", 240.0)),
         finetuning={
             "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
             "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
@@ -185,6 +208,11 @@ PROFILES: dict[str, Profile] = {
         seq2seq=Seq2SeqRecipe(  # all of AESLC, 3 epochs; lr 1e-4 sits between the usual T5 (3e-4) and BART (5e-5) rates
             models=("t5-small", "facebook/bart-base"), warm_start=False, train_examples=None, eval_examples=None,
             max_source_length=512, max_target_length=32, epochs=3, lr=1e-4, batch_size=16,
+        ),
+        adaptation=AdaptRecipe(  # bert-base-uncased (the paper adapted RoBERTa; the course's MLM loop is BERT's)
+            general_model="bert-base-uncased", block_length=128, batch_size=32, steps=2000, lr=1e-4,
+            eval_blocks=256, corpus_sentences=None, seeds=5,
+            finetune=FinetuneRecipe(train_examples=None, epochs=3, lr=2e-5, batch_size=32, max_length=256),
         ),
         finetuning={  # the BERT paper's recipe (lr 2e-5 to 5e-5, batch 32), one epoch where the data is large
             "sst2": FinetuneRecipe(train_examples=None, epochs=1, lr=2e-5, batch_size=32, max_length=128),

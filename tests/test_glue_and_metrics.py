@@ -52,6 +52,10 @@ def test_metrics_use_evaluates_api_offline_and_agree_with_the_libraries():
     assert load_metric("accuracy").compute(predictions=pred, references=ref) == {"accuracy": 4 / 6}
     mrpc = load_metric("glue", "mrpc").compute(predictions=pred, references=ref)
     assert mrpc == {"f1": pytest.approx(f1_score(ref, pred)), "accuracy": pytest.approx(4 / 6)}
+    three = [0, 2, 1, 2, 2, 0], [0, 1, 1, 2, 2, 2]   # more than two classes: evaluate's f1 takes average=
+    for average in ("micro", "macro"):
+        assert load_metric("f1").compute(predictions=three[0], references=three[1], average=average)["f1"] == (
+            pytest.approx(f1_score(three[1], three[0], average=average)))
     cola = load_metric("glue", "cola")
     for i in range(0, 6, 2):  # evaluate's incremental API
         cola.add_batch(predictions=pred[i:i + 2], references=ref[i:i + 2])

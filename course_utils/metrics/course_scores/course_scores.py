@@ -10,7 +10,7 @@ from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 SCORES = {
     "accuracy": lambda p, r: {"accuracy": float(accuracy_score(r, p))},
-    "f1": lambda p, r: {"f1": float(f1_score(r, p))},
+    "f1": lambda p, r, average="binary": {"f1": float(f1_score(r, p, average=average))},
     "matthews_correlation": lambda p, r: {"matthews_correlation": float(matthews_corrcoef(r, p))},
     "pearsonr": lambda p, r: {"pearsonr": float(pearsonr(p, r)[0])},
     "spearmanr": lambda p, r: {"spearmanr": float(spearmanr(p, r)[0])},
@@ -41,8 +41,11 @@ class CourseScores(evaluate.Metric):
             features=datasets.Features({"predictions": value, "references": value}),
         )
 
-    def _compute(self, predictions, references):
+    def _compute(self, predictions, references, average="binary"):
+        """``average`` is scikit-learn's (and evaluate's f1's): "binary", or "micro" / "macro" / "weighted" for more
+        than two classes; the other scores ignore it."""
         out = {}
         for name in parts(self.config_name):
-            out.update(SCORES[name](predictions, references))
+            out.update(SCORES[name](predictions, references, average) if name == "f1"
+                       else SCORES[name](predictions, references))
         return out
