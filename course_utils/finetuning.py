@@ -21,8 +21,8 @@ from .quiet import is_quiet
 def check_fits(model, encoded: list[dict]) -> None:
     """Every encoded example must fit the model's position embeddings."""
     longest = max((len(e["input_ids"]) for e in encoded), default=0)
-    positions = model.config.max_position_embeddings
-    if longest > positions:
+    positions = getattr(model.config, "max_position_embeddings", None)   # encoder-decoders (T5) may have no limit
+    if positions is not None and longest > positions:
         raise ValueError(
             f"An example has {longest} tokens but the model has only {positions} position embeddings: encode with "
             f"encode_task(..., max_length={positions}) or less."
@@ -145,9 +145,10 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
                      weight_decay=weight_decay, seed=seed, progress=progress, desc=f"fine-tuning on {task}")
 
 
-def _shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, collate=None):
+def _shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, collate=None, run=None):
     """Run the model over ``encoded`` shortest first (each batch pads little), without labels; yields
-    (indices into ``encoded``, model output) per batch. Callers put the rows back in their order."""
+    (indices into ``encoded``, output) per batch. ``run(batch)`` makes the output (default: ``model(**batch)``;
+    ``seq2seq.generate`` passes ``model.generate``). Callers put the rows back in their order."""
     check_fits(model, encoded)
     model.eval()
     device = next(model.parameters()).device
@@ -157,7 +158,7 @@ def _shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, coll
     done = 0
     for batch in batches(inputs, tokenizer, batch_size, collate=collate):
         size = len(batch["input_ids"])
-        yield order[done:done + size], model(**{k: v.to(device) for k, v in batch.items()})
+        yield order[done:done + size], (run or (lambda b: model(**b)))({k: v.to(device) for k, v in batch.items()})
         done += size
 
 

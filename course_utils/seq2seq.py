@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .finetuning import batches
+from .finetuning import _shortest_first, batches
 from .quiet import quiet_if_asked
 
 
@@ -124,15 +124,9 @@ def generate(model, tokenizer, encoded: list[dict], batch_size: int = 64, **gene
     """Decoded outputs for the sources in ``encoded`` (in their order), with any of ``model.generate``'s options
     (``max_new_tokens``, ``num_beams``, ``do_sample``, ``top_k``, ``top_p``, ``length_penalty``...). Sources go
     shortest first so that each batch pads little."""
-    model.eval()
-    device = next(model.parameters()).device
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
-    sources = [{"input_ids": encoded[i]["input_ids"]} for i in order]
     texts: list[str] = [""] * len(encoded)
-    done = 0
-    for batch in batches(sources, tokenizer, batch_size):
-        out = model.generate(**{k: v.to(device) for k, v in batch.items()}, **generation)
-        for text in tokenizer.batch_decode(out, skip_special_tokens=True):
-            texts[order[done]] = text.strip()
-            done += 1
+    for indices, out in _shortest_first(model, tokenizer, encoded, batch_size,
+                                        run=lambda batch: model.generate(**batch, **generation)):
+        for i, text in zip(indices, tokenizer.batch_decode(out, skip_special_tokens=True)):
+            texts[i] = text.strip()
     return texts

@@ -8,12 +8,12 @@ import evaluate
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-SCORES = {
-    "accuracy": lambda p, r: {"accuracy": float(accuracy_score(r, p))},
-    "f1": lambda p, r, average="binary": {"f1": float(f1_score(r, p, average=average))},
-    "matthews_correlation": lambda p, r: {"matthews_correlation": float(matthews_corrcoef(r, p))},
-    "pearsonr": lambda p, r: {"pearsonr": float(pearsonr(p, r)[0])},
-    "spearmanr": lambda p, r: {"spearmanr": float(spearmanr(p, r)[0])},
+SCORES = {  # (predictions, references, average) -> scores; `average` matters to f1 only
+    "accuracy": lambda p, r, average: {"accuracy": float(accuracy_score(r, p))},
+    "f1": lambda p, r, average: {"f1": float(f1_score(r, p, average=average))},
+    "matthews_correlation": lambda p, r, average: {"matthews_correlation": float(matthews_corrcoef(r, p))},
+    "pearsonr": lambda p, r, average: {"pearsonr": float(pearsonr(p, r)[0])},
+    "spearmanr": lambda p, r, average: {"spearmanr": float(spearmanr(p, r)[0])},
 }
 GLUE = {"cola": ["matthews_correlation"], "sst2": ["accuracy"], "mrpc": ["f1", "accuracy"], "qqp": ["f1", "accuracy"],
         "stsb": ["pearsonr", "spearmanr"], "mnli": ["accuracy"], "qnli": ["accuracy"], "rte": ["accuracy"],
@@ -46,6 +46,5 @@ class CourseScores(evaluate.Metric):
         than two classes; the other scores ignore it."""
         out = {}
         for name in parts(self.config_name):
-            out.update(SCORES[name](predictions, references, average) if name == "f1"
-                       else SCORES[name](predictions, references))
+            out.update(SCORES[name](predictions, references, average))
         return out
