@@ -120,7 +120,8 @@ def hub_status(kind: str = "dataset") -> tuple[bool, str]:
     return (problem is None), (problem or f"hub reachable at {hub_endpoint()}")
 
 
-def _announce(kind: str, name: str, source: str, detail: str) -> None:
+def announce(kind: str, name: str, source: str, detail: str) -> None:
+    """Print where a resource came from (``[kind] name <- detail``) and record it for the session summary."""
     print(f"[{kind}] {name} <- {detail}")
     note_source(kind, name, source, detail)
 
@@ -141,6 +142,7 @@ DATASETS: tuple[DatasetEntry, ...] = (
     DatasetEntry("universal-dependencies/universal_dependencies", "universal_dependencies"),
     DatasetEntry("Yale-LILY/aeslc", "aeslc"),
     DatasetEntry("nyu-mll/crows_pairs", "crows_pairs"),
+    DatasetEntry("abisee/cnn_dailymail", "cnn_dailymail"),     # hub only: lesson 04's full profile
     DatasetEntry(None, "gutenberg_books"),
     DatasetEntry(None, "biomed_corpus"),
     DatasetEntry(None, "scibert_text_classification"),
@@ -176,6 +178,22 @@ def available_datasets() -> list[str]:
     for folder in sorted(p for p in root.iterdir() if (p / "README.md").is_file()):
         names.append(_entry(folder.name).hub or folder.name)
     return names
+
+
+def dataset_available(name: str) -> tuple[bool, str]:
+    """(loadable, why) for ``load_dataset(name)`` here, without downloading: the mirror has its folder, or the
+    dataset has a hub id and the hub is usable. Lets a notebook skip a hub-only part with a clear message."""
+    entry = _entry(name)
+    root = mirror_dir()
+    if root is not None and (root / entry.mirror).is_dir():
+        return True, f"in the mirror at {describe_path(root / entry.mirror)}"
+    where = "no mirror is set up" if root is None else f"the mirror at {describe_path(root)} has no {entry.mirror!r}"
+    if entry.hub is None:
+        return False, f"{where}, and {name!r} exists only in the course's mirror"
+    usable, why = hub_status("dataset")
+    if usable:
+        return True, f"on the hub as {entry.hub} ({why})"
+    return False, f"{where}, and the hub cannot be used ({why})"
 
 
 def _mirror_dataset(name: str, entry: DatasetEntry, config: str | None, split: str | None, **kwargs: Any):
@@ -222,7 +240,7 @@ def load_dataset(name: str, config: str | None = None, split: str | None = None,
     if usable and entry.hub is not None:
         try:
             ds = datasets.load_dataset(entry.hub, config, split=split, **kwargs)
-            _announce("dataset", f"{shown} ({config})" if config else shown, "hub", f"hub {entry.hub}")
+            announce("dataset", f"{shown} ({config})" if config else shown, "hub", f"hub {entry.hub}")
             return ds
         except Exception as err:  # noqa: BLE001 - a hub failure falls back to the mirror, loudly
             root = mirror_dir()
@@ -230,7 +248,7 @@ def load_dataset(name: str, config: str | None = None, split: str | None = None,
                 raise
             print(f"[dataset] loading {entry.hub} from the hub failed ({type(err).__name__}: {err}); trying the mirror")
     ds, config, location = _mirror_dataset(name, entry, config, split, **kwargs)
-    _announce("dataset", f"{shown} ({config})", "mirror", f"mirror {location}")
+    announce("dataset", f"{shown} ({config})", "mirror", f"mirror {location}")
     return ds
 
 
@@ -327,7 +345,7 @@ def load_tokenizer(name: str, **kwargs: Any):
     quiet_if_asked()
     ckpt = resolve_checkpoint(name)
     tokenizer = AutoTokenizer.from_pretrained(ckpt.location, **kwargs)
-    _announce("tokenizer", name, ckpt.source, ckpt.detail)
+    announce("tokenizer", name, ckpt.source, ckpt.detail)
     return tokenizer
 
 
@@ -336,5 +354,5 @@ def load_model(model_class: Any, name: str, **kwargs: Any):
     quiet_if_asked()
     ckpt = resolve_checkpoint(name)
     model = model_class.from_pretrained(ckpt.location, **kwargs)
-    _announce("model", name, ckpt.source, ckpt.detail)
+    announce("model", name, ckpt.source, ckpt.detail)
     return model

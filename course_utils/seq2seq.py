@@ -24,7 +24,7 @@ def warm_start(name: str, decoder_layers: int | None = None):
     ``(model, tokenizer)``; the special tokens for generation are set from the tokenizer."""
     from transformers import AutoConfig, AutoTokenizer, EncoderDecoderModel
 
-    from .resources import _announce, resolve_checkpoint
+    from .resources import announce, resolve_checkpoint
 
     quiet_if_asked()
     ckpt = resolve_checkpoint(name)
@@ -45,7 +45,7 @@ def warm_start(name: str, decoder_layers: int | None = None):
         config_.bos_token_id = start
         config_.eos_token_id = end
         config_.pad_token_id = tokenizer.pad_token_id
-    _announce("model", f"{name} -> encoder-decoder (warm start)", ckpt.source, ckpt.detail)
+    announce("model", f"{name} -> encoder-decoder (warm start)", ckpt.source, ckpt.detail)
     return model, tokenizer
 
 

@@ -137,3 +137,18 @@ def test_bad_names_are_refused():
         load_dataset("")
     with pytest.raises(ValueError, match="checkpoint name"):
         resolve_checkpoint(None)
+
+
+def test_dataset_available_says_why_without_downloading(online):
+    assert res.dataset_available("Yale-LILY/aeslc")[0]                      # the mirror has it
+    usable, why = res.dataset_available("abisee/cnn_dailymail")             # hub only, and the hub answers
+    assert usable and "on the hub as abisee/cnn_dailymail" in why
+    assert online == []                                                     # nothing was loaded to find out
+
+
+def test_hub_only_dataset_is_unavailable_offline():
+    usable, why = res.dataset_available("abisee/cnn_dailymail")
+    assert not usable
+    assert "has no 'cnn_dailymail'" in why and "HF_HUB_OFFLINE=1" in why
+    usable, why = res.dataset_available("course-only-corpus-that-does-not-exist")
+    assert not usable and "hub cannot be used" in why
