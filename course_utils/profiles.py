@@ -66,6 +66,23 @@ class FinetuneRecipe:
 
 
 @dataclass(frozen=True)
+class NewsRecipe:
+    """Lesson 04's second summarization task, news, for the full profile: a dataset only the hub has (the offline
+    mirror holds AESLC alone), fine-tuned on the recipe's first checkpoint where the hub is reachable."""
+
+    dataset: str                   # hub id
+    config: str | None
+    source_field: str              # the article column
+    target_field: str              # the reference-summary column
+    train_examples: int | None     # articles fine-tuned on (None: the whole training split)
+    eval_examples: int | None      # validation articles scored with ROUGE (None: all)
+    max_source_length: int
+    max_target_length: int         # summary tokens, end token included; also the generation limit
+    epochs: float
+    lead_words: int                # the lead baseline's first k words (about a reference summary's length)
+
+
+@dataclass(frozen=True)
 class Seq2SeqRecipe:
     """Lesson 04's summarizer: which encoder-decoder, how much AESLC (email body -> subject line), how long.
 
@@ -88,6 +105,7 @@ class Seq2SeqRecipe:
     max_new_tokens: int = 16           # generation length limit
     warmup_ratio: float = 0.1
     seed: int = 0
+    news: NewsRecipe | None = None     # the full profile's news summarization (hub only)
 
 
 @dataclass(frozen=True)
@@ -208,6 +226,11 @@ PROFILES: dict[str, Profile] = {
         seq2seq=Seq2SeqRecipe(  # all of AESLC, 3 epochs; lr 1e-4 sits between the usual T5 (3e-4) and BART (5e-5) rates
             models=("t5-small", "facebook/bart-base"), warm_start=False, train_examples=None, eval_examples=None,
             max_source_length=512, max_target_length=32, epochs=3, lr=1e-4, batch_size=16,
+            news=NewsRecipe(  # CNN/DailyMail highlights: a few sentences per article; 20,000 articles keep it to a GPU hour
+                dataset="abisee/cnn_dailymail", config="3.0.0", source_field="article", target_field="highlights",
+                train_examples=20000, eval_examples=1000, max_source_length=512, max_target_length=128, epochs=1,
+                lead_words=50,
+            ),
         ),
         adaptation=AdaptRecipe(  # bert-base-uncased (the paper adapted RoBERTa; the course's MLM loop is BERT's)
             general_model="bert-base-uncased", block_length=128, batch_size=32, steps=2000, lr=1e-4,

@@ -66,3 +66,13 @@ def test_lesson_03_notebooks_have_their_own_budget():
     quick = get_profile("quick")
     for notebook in ["03a_finetuning_glue", "03b_sentence_pairs_and_embeddings", "03c_tokens_and_spans"]:
         assert quick.seconds_budget_for(notebook) == 240  # the 4 minutes per notebook
+
+
+def test_news_summarization_is_full_profile_only_and_hub_only():
+    from course_utils.resources import DATASETS, dataset_available
+
+    assert PROFILES["quick"].seq2seq.news is None       # offline there is no news set to fine-tune on
+    news = PROFILES["full"].seq2seq.news
+    assert news.dataset in {entry.hub for entry in DATASETS}
+    assert not dataset_available(news.dataset)[0]      # the mirror lacks it: the notebook must skip, not fail
+    assert news.max_target_length <= news.max_source_length and news.lead_words > 0
