@@ -1,0 +1,103 @@
+"""Behavioural probes through the MLM head (lesson 06): fill one ``[MASK]`` and read the model's top predictions.
+
+- factual cloze templates (LAMA-style, Petroni et al., 2019) with the expected answer, scored by precision@k;
+- negation (NEG-136-SIMP, Ettinger, 2020): does the top prediction change when "not" is inserted?
+
+Templates are written with the literal slot ``[MASK]``; it is replaced by the tokenizer's own mask token, so the same
+template serves BERT (``[MASK]``) and RoBERTa (``<mask>``).
+"""
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+SLOT = "[MASK]"
+FACTS_FILE = Path(__file__).parent / "data" / "cloze_facts.tsv"
+
+
+@dataclass(frozen=True)
+class Cloze:
+    """One factual probe: ``template`` holds exactly one ``[MASK]``; ``answer`` is the expected single word."""
+
+    relation: str
+    template: str
+    answer: str
+
+
+def check_template(template: str) -> str:
+    """Return ``template`` if it has exactly one ``[MASK]`` slot; otherwise a ValueError that says how many it has."""
+    if not isinstance(template, str):
+        raise TypeError(f"A cloze template is a str with one {SLOT} slot; got {type(template).__name__}.")
+    n = template.count(SLOT)
+    if n != 1:
+        raise ValueError(f"A cloze template needs exactly one {SLOT} slot; {template!r} has {n}. "
+                         f"Example: 'The capital of France is {SLOT}.'")
+    return template
+
+
+def load_facts(path: str | Path = FACTS_FILE) -> list[Cloze]:
+    """The course's factual cloze probes: a tab-separated file with columns relation, template, answer."""
+    path = Path(path)
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader((line for line in handle if not line.startswith("#")), delimiter="\t"))
+    if not rows or set(rows[0]) != {"relation", "template", "answer"}:
+        raise ValueError(f"{path} must be tab-separated with the header: relation, template, answer.")
+    facts = []
+    for number, row in enumerate(rows, start=2):
+        try:
+            check_template(row["template"])
+        except ValueError as err:
+            raise ValueError(f"{path}, line {number}: {err}") from None
+        facts.append(Cloze(row["relation"], row["template"], row["answer"].strip().lower()))
+    return facts
+
+
+@torch.no_grad()
+def fill_mask(model, tokenizer, templates: Sequence[str], k: int = 5, batch_size: int = 32) -> list[list[str]]:
+    """The ``k`` most likely tokens for the one ``[MASK]`` of each template, best first (word pieces as the
+    vocabulary spells them, e.g. ``paris`` or ``##s``). ``model`` is any ``...ForMaskedLM``."""
+    if not 1 <= k <= len(tokenizer):
+        raise ValueError(f"k={k!r}: accepted 1 to the vocabulary size ({len(tokenizer)}).")
+    texts = [check_template(t).replace(SLOT, tokenizer.mask_token) for t in templates]
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    out: list[list[str]] = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(texts[start:start + batch_size], return_tensors="pt", padding=True).to(device)
+        rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+        logits = model(**batch).logits[rows, cols]                                 # [B, vocab]
+        for ids in logits.topk(k, dim=-1).indices.tolist():
+            out.append(tokenizer.convert_ids_to_tokens(ids))
+    model.train(was_training)
+    return out
+
+
+def precision_at_k(predictions: Sequence[Sequence[str]], answers: Sequence[str], k: int) -> float:
+    """Share of probes whose answer is among the first ``k`` predictions (case-insensitive)."""
+    if len(predictions) != len(answers):
+        raise ValueError(f"{len(predictions)} prediction lists for {len(answers)} answers: they must pair up.")
+    if not answers:
+        raise ValueError("No probes to score.")
+    hits = sum(a.lower() in [p.lower() for p in preds[:k]] for preds, a in zip(predictions, answers))
+    return hits / len(answers)
+
+
+def article_for(word: str) -> str:
+    """'an' before a vowel letter, else 'a' (NEG-136 writes the article as '(a|an)')."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def negation_pairs(rows) -> list[tuple[str, str]]:
+    """NEG-136-SIMP rows -> (affirmative, negated) templates that differ only by "not", e.g.
+    ('A robin is a [MASK].', 'A robin is not a [MASK].'). The article agrees with the affirmative target."""
+    pairs = []
+    for row in rows:
+        article = article_for(row["target_aff"])
+        aff, neg = (row[key].replace("(a|an)", article).strip() for key in ("context_aff", "context_neg"))
+        pairs.append((f"{aff} {SLOT}.", f"{neg} {SLOT}."))
+    return pairs
