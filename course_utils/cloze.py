@@ -77,6 +77,40 @@ def fill_mask(model, tokenizer, templates: Sequence[str], k: int = 5, batch_size
     return out
 
 
+@torch.no_grad()
+def word_log_probs(model, tokenizer, templates: Sequence[str], words: Sequence[str], batch_size: int = 32
+                   ) -> list[float]:
+    """log P(word | template) at each template's ``[MASK]``, for single-token ``words`` (a word the vocabulary
+    splits into several pieces is an error that names it; filter with ``is_single_token`` first)."""
+    if len(templates) != len(words):
+        raise ValueError(f"{len(templates)} templates for {len(words)} words: they must pair up.")
+    ids = []
+    for word in words:
+        if not is_single_token(tokenizer, word):
+            raise ValueError(f"{word!r} is {tokenizer.tokenize(word)} to this tokenizer: only single-token words "
+                             "can fill one [MASK]. Filter with is_single_token(tokenizer, word).")
+        ids.append(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word)[0]))
+    texts = [check_template(t).replace(SLOT, tokenizer.mask_token) for t in templates]
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    out: list[float] = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(texts[start:start + batch_size], return_tensors="pt", padding=True).to(device)
+        rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+        log_probs = model(**batch).logits[rows, cols].log_softmax(-1)               # [B, vocab]
+        wanted = torch.tensor(ids[start:start + batch_size], device=device)
+        out.extend(log_probs.gather(1, wanted.unsqueeze(1)).squeeze(1).tolist())
+    model.train(was_training)
+    return out
+
+
+def is_single_token(tokenizer, word: str) -> bool:
+    """Whether ``word`` is one token of the vocabulary (and so can fill one [MASK])."""
+    pieces = tokenizer.tokenize(word)
+    return len(pieces) == 1 and pieces[0] != tokenizer.unk_token
+
+
 def precision_at_k(predictions: Sequence[Sequence[str]], answers: Sequence[str], k: int) -> float:
     """Share of probes whose answer is among the first ``k`` predictions (case-insensitive)."""
     if len(predictions) != len(answers):

@@ -4,7 +4,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from course_utils.cloze import check_template, fill_mask, load_facts, negation_pairs, precision_at_k
+from course_utils.cloze import (check_template, fill_mask, is_single_token, load_facts, negation_pairs,
+                                precision_at_k, word_log_probs)
 from course_utils.probing import (ScalarMixProbe, control_task, fit_probe, flat_labels, layer, linear_probe,
                                   majority_accuracy, mlp_probe, probe_accuracy, word_features)
 from course_utils.pseudo_likelihood import masked_log_probs, pair_scores, shared_positions, stereotype_score
@@ -51,6 +52,17 @@ def test_fill_mask_reads_the_mask_position(tiny_mlm, tokenizer):
     assert precision_at_k(top, ["Paris", "london"], k=1) == 0.5
     with pytest.raises(ValueError, match="pair up"):
         precision_at_k(top, ["paris"], k=1)
+
+
+def test_word_log_probs_agree_with_fill_mask(tiny_mlm, tokenizer):
+    templates = ["The capital of France is [MASK].", "A robin is a [MASK]."]
+    best = [row[0] for row in fill_mask(tiny_mlm, tokenizer, templates, k=1)]
+    top = word_log_probs(tiny_mlm, tokenizer, templates, best)
+    other = word_log_probs(tiny_mlm, tokenizer, templates, ["bird", "bird"])
+    assert all(t >= o for t, o in zip(top, other)) and all(t < 0 for t in top)
+    assert is_single_token(tokenizer, "bird") and not is_single_token(tokenizer, "ornithologically")
+    with pytest.raises(ValueError, match="only single-token words"):
+        word_log_probs(tiny_mlm, tokenizer, templates[:1], ["ornithologically"])
 
 
 def test_negation_pairs_differ_only_by_not():
