@@ -115,7 +115,7 @@ def precision_at_k(predictions: Sequence[Sequence[str]], answers: Sequence[str],
     """Share of probes whose answer is among the first ``k`` predictions (case-insensitive)."""
     if len(predictions) != len(answers):
         raise ValueError(f"{len(predictions)} prediction lists for {len(answers)} answers: they must pair up.")
-    if not answers:
+    if len(answers) == 0:
         raise ValueError("No probes to score.")
     hits = sum(a.lower() in [p.lower() for p in preds[:k]] for preds, a in zip(predictions, answers))
     return hits / len(answers)

@@ -126,6 +126,21 @@ class AdaptRecipe:
 
 
 @dataclass(frozen=True)
+class ProbeRecipe:
+    """Lesson 06: how much data the probes see and how long they train."""
+
+    train_sentences: int | None    # training sentences per probing task (UPOS on UD EWT, NER on CoNLL-2003)
+    eval_sentences: int | None     # validation sentences per task the probes are scored on
+    max_words: int                 # longer sentences are left out (they would need more positions than cheap)
+    probe_epochs: int              # passes of every probe over its cached training vectors
+    crows_pairs: int | None        # CrowS-Pairs pairs scored (None: all 1,508)
+    fact_repeats: int              # copies of the new-fact sentences in the "teach it facts" corpus
+    fact_steps: int                # MLM steps on that corpus
+    fact_lr: float
+    sense_examples: int = 120      # sentences with the word whose uses are projected
+
+
+@dataclass(frozen=True)
 class Profile:
     """Checkpoints, subset sizes and budgets of one profile."""
 
@@ -146,6 +161,7 @@ class Profile:
     sentence_encoder: str = "sentence-transformers/all-MiniLM-L6-v2"     # bi-encoder for sentence embeddings
     seq2seq: Seq2SeqRecipe | None = None                                 # lesson 04's summarizer
     adaptation: AdaptRecipe | None = None                                # lesson 05's DAPT / TAPT
+    probing: ProbeRecipe | None = None                                   # lesson 06's probes
     encoder_pooling: str = "cls"   # how lesson 03b's heads pool the encoder: "cls" (BERT) or "mean" (sentence encoders)
     # notebooks allowed longer than seconds_budget, e.g. pretraining (name without .ipynb -> seconds)
     seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
@@ -191,9 +207,12 @@ PROFILES: dict[str, Profile] = {
             eval_blocks=64, corpus_sentences=None,
             finetune=FinetuneRecipe(train_examples=None, epochs=1, lr=2e-3, batch_size=32, max_length=64),
         ),   # 64 word pieces: 15 fine-tuning runs fit the budget; 128 cost ~40 % more per run and scored no higher
+        probing=ProbeRecipe(train_sentences=1500, eval_sentences=500, max_words=60, probe_epochs=5, crows_pairs=500,
+                            fact_repeats=40, fact_steps=100, fact_lr=1e-3),
         seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
                                   ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0),
-                                  ("04_seq2seq_t5_bart", 180.0), ("05_domain_adaptive_pretraining", 240.0)),
+                                  ("04_seq2seq_t5_bart", 180.0), ("05_domain_adaptive_pretraining", 240.0),
+                                  ("06_probing", 180.0)),
         finetuning={
             "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
             "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
@@ -231,6 +250,10 @@ PROFILES: dict[str, Profile] = {
                 train_examples=20000, eval_examples=1000, max_source_length=512, max_target_length=128, epochs=1,
                 lead_words=50,
             ),
+        ),
+        probing=ProbeRecipe(  # 3,000 EWT sentences x 13 layers x 768 floats: about 3 GB of cached vectors
+            train_sentences=3000, eval_sentences=1000, max_words=120, probe_epochs=10,
+            crows_pairs=None, fact_repeats=40, fact_steps=60, fact_lr=1e-4,
         ),
         adaptation=AdaptRecipe(  # bert-base-uncased (the paper adapted RoBERTa; the course's MLM loop is BERT's)
             general_model="bert-base-uncased", block_length=128, batch_size=32, steps=2000, lr=1e-4,

@@ -73,7 +73,8 @@ def stereotype_score(model, tokenizer, rows, categories: Sequence[str] | None = 
     for row in tqdm(rows, desc="scoring pairs", disable=is_quiet() if progress is None else not progress):
         more, less = pair_scores(model, tokenizer, row["sent_more"], row["sent_less"])
         if row["stereo_antistereo"] not in (0, 1):
-            raise ValueError(f"stereo_antistereo must be 0 (stereo) or 1 (antistereo); got {row['stereo_antistereo']!r}.")
+            raise ValueError("stereo_antistereo must be 0 (stereo) or 1 (antistereo); "
+                             f"got {row['stereo_antistereo']!r}.")
         prefers_stereotype = more > less if row["stereo_antistereo"] == 0 else less > more
         verdicts.append(prefers_stereotype)
         name = categories[row["bias_type"]] if categories is not None else str(row["bias_type"])
