@@ -57,27 +57,33 @@ def load_facts(path: str | Path = FACTS_FILE) -> list[Cloze]:
 
 
 @torch.no_grad()
+def mask_logits(model, tokenizer, templates: Sequence[str], batch_size: int = 32):
+    """The MLM head's logits at the one ``[MASK]`` of each template, batch by batch: yields (start index, logits
+    [B, vocab]). The model is put in eval mode while this runs."""
+    texts = [check_template(t).replace(SLOT, tokenizer.mask_token) for t in templates]
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        for start in range(0, len(texts), batch_size):
+            batch = tokenizer(texts[start:start + batch_size], return_tensors="pt", padding=True).to(device)
+            rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+            yield start, model(**batch).logits[rows, cols]                          # [B, vocab]
+    finally:
+        model.train(was_training)
+
+
 def fill_mask(model, tokenizer, templates: Sequence[str], k: int = 5, batch_size: int = 32) -> list[list[str]]:
     """The ``k`` most likely tokens for the one ``[MASK]`` of each template, best first (word pieces as the
     vocabulary spells them, e.g. ``paris`` or ``##s``). ``model`` is any ``...ForMaskedLM``."""
     if not 1 <= k <= len(tokenizer):
         raise ValueError(f"k={k!r}: accepted 1 to the vocabulary size ({len(tokenizer)}).")
-    texts = [check_template(t).replace(SLOT, tokenizer.mask_token) for t in templates]
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     out: list[list[str]] = []
-    for start in range(0, len(texts), batch_size):
-        batch = tokenizer(texts[start:start + batch_size], return_tensors="pt", padding=True).to(device)
-        rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
-        logits = model(**batch).logits[rows, cols]                                 # [B, vocab]
-        for ids in logits.topk(k, dim=-1).indices.tolist():
-            out.append(tokenizer.convert_ids_to_tokens(ids))
-    model.train(was_training)
+    for _, logits in mask_logits(model, tokenizer, templates, batch_size):
+        out.extend(tokenizer.convert_ids_to_tokens(ids) for ids in logits.topk(k, dim=-1).indices.tolist())
     return out
 
 
-@torch.no_grad()
 def word_log_probs(model, tokenizer, templates: Sequence[str], words: Sequence[str], batch_size: int = 32
                    ) -> list[float]:
     """log P(word | template) at each template's ``[MASK]``, for single-token ``words`` (a word the vocabulary
@@ -90,18 +96,10 @@ def word_log_probs(model, tokenizer, templates: Sequence[str], words: Sequence[s
             raise ValueError(f"{word!r} is {tokenizer.tokenize(word)} to this tokenizer: only single-token words "
                              "can fill one [MASK]. Filter with is_single_token(tokenizer, word).")
         ids.append(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word)[0]))
-    texts = [check_template(t).replace(SLOT, tokenizer.mask_token) for t in templates]
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     out: list[float] = []
-    for start in range(0, len(texts), batch_size):
-        batch = tokenizer(texts[start:start + batch_size], return_tensors="pt", padding=True).to(device)
-        rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
-        log_probs = model(**batch).logits[rows, cols].log_softmax(-1)               # [B, vocab]
-        wanted = torch.tensor(ids[start:start + batch_size], device=device)
-        out.extend(log_probs.gather(1, wanted.unsqueeze(1)).squeeze(1).tolist())
-    model.train(was_training)
+    for start, logits in mask_logits(model, tokenizer, templates, batch_size):
+        wanted = torch.tensor(ids[start:start + len(logits)], device=logits.device).unsqueeze(1)
+        out.extend(logits.log_softmax(-1).gather(1, wanted).squeeze(1).tolist())
     return out
 
 

@@ -145,7 +145,7 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
                      weight_decay=weight_decay, seed=seed, progress=progress, desc=f"fine-tuning on {task}")
 
 
-def _shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, collate=None, run=None):
+def shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, collate=None, run=None):
     """Run the model over ``encoded`` shortest first (each batch pads little), without labels; yields
     (indices into ``encoded``, output) per batch. ``run(batch)`` makes the output (default: ``model(**batch)``;
     ``seq2seq.generate`` passes ``model.generate``). Callers put the rows back in their order."""
@@ -170,7 +170,7 @@ def forward_rows(model, tokenizer, encoded: list[dict], outputs: tuple[str, ...]
     ``encoded``."""
     rows: dict[str, list] = {name: [None] * len(encoded) for name in outputs}
     left = getattr(tokenizer, "padding_side", "right") == "left"
-    for indices, result in _shortest_first(model, tokenizer, encoded, batch_size, collate):
+    for indices, result in shortest_first(model, tokenizer, encoded, batch_size, collate):
         for name in outputs:
             values = getattr(result, name).float().cpu().numpy()
             for row, i in zip(values, indices):
@@ -183,7 +183,7 @@ def forward_rows(model, tokenizer, encoded: list[dict], outputs: tuple[str, ...]
 def predict(model, tokenizer, encoded: list[dict], batch_size: int = 128) -> np.ndarray:
     """Logits [N, num_labels] (regression: [N, 1]) in the order of ``encoded``."""
     logits = None
-    for indices, result in _shortest_first(model, tokenizer, encoded, batch_size):
+    for indices, result in shortest_first(model, tokenizer, encoded, batch_size):
         values = result.logits.float().cpu().numpy()
         if logits is None:
             logits = np.empty((len(encoded), values.shape[1]), dtype=values.dtype)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .finetuning import _shortest_first, batches
+from .finetuning import shortest_first, batches
 from .quiet import quiet_if_asked
 
 
@@ -125,7 +125,7 @@ def generate(model, tokenizer, encoded: list[dict], batch_size: int = 64, **gene
     (``max_new_tokens``, ``num_beams``, ``do_sample``, ``top_k``, ``top_p``, ``length_penalty``...). Sources go
     shortest first so that each batch pads little."""
     texts: list[str] = [""] * len(encoded)
-    for indices, out in _shortest_first(model, tokenizer, encoded, batch_size,
+    for indices, out in shortest_first(model, tokenizer, encoded, batch_size,
                                         run=lambda batch: model.generate(**batch, **generation)):
         for i, text in zip(indices, tokenizer.batch_decode(out, skip_special_tokens=True)):
             texts[i] = text.strip()
