@@ -30,21 +30,14 @@ REPORT_NAME = "course-report.json"
 # --------------------------------------------------------------------------------------------- one notebook (child)
 def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
     """Run one notebook in a fresh kernel of this Python environment; write the executed copy, even on failure."""
-    import ipykernel.kernelspec
     import nbformat
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    class ThisEnvironment(KernelSpecManager):
-        """Whatever kernel the notebook names, run it with this interpreter (as nbval's --nbval-current-env)."""
-
-        def get_kernel_spec(self, kernel_name: str):
-            return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES, **ipykernel.kernelspec.get_kernel_dict())
+    from .kernels import this_environment_kernel_manager
 
     nb = nbformat.read(source, as_version=4)
-    km = KernelManager(kernel_name="python3", kernel_spec_manager=ThisEnvironment())
+    km = this_environment_kernel_manager()
     peak = {"mb": 0.0}
 
     def note_peak(**_: Any) -> None:  # after every cell, while the kernel is alive

@@ -1,0 +1,554 @@
+"""Grade a folder of submissions against the instructor's solution notebooks, without trusting student code.
+
+What runs is always the instructor's notebook: every cell comes from the solution notebook except the bodies of
+the exercise cells, which come from the student's notebook (found by ``grade_id``, else by the exercise's first
+line, so deleted, reordered or edited cells change nothing else). The visible checks and the hidden tests are the
+instructor's, re-inserted from the source. Each submission runs in a fresh kernel of its own, started through
+:mod:`.sandbox` (memory and file-size limits; on Linux a filesystem sandbox that hides the instructor's notebooks,
+the other submissions and the grade table), with a time limit per exercise cell and per notebook. An exercise whose
+cell loops forever, exhausts memory or ends the process gets zero and the notebook is run again without it, so the
+other exercises still earn their marks. Grades are computed in this process and written only at the end.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from ..atomic import atomic_write_text
+from . import guard as guard_module
+from .exercises import Exercise, defined_names, find_exercises, nbgrader_meta, split_hidden
+from .release import notebooks_in
+from .sandbox import Policy, landlock_abi
+
+NOT_ANSWERED = "NotImplementedError"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per submission of one notebook."""
+
+    notebook_seconds: float | None = None  # one run of the whole notebook (None: twice its quick budget + 60 s)
+    cell_seconds: float = 60.0             # one exercise cell, or one check
+    memory_mb: int | None = None           # the kernel and all it starts (None: the profile's budget + 1 GB)
+
+    def for_notebook(self, name: str) -> "Limits":
+        """These limits with the defaults filled in for notebook ``name`` from the quick profile's budgets."""
+        from ..profiles import PROFILES
+
+        quick = PROFILES["quick"]
+        seconds = self.notebook_seconds or 2 * (quick.seconds_budget_for(name) or 300.0) + 60
+        return Limits(seconds, self.cell_seconds, self.memory_mb or int((quick.peak_rss_mb_budget or 3072) + 1024))
+
+
+@dataclass
+class Outcome:
+    """One exercise of one submission."""
+
+    points: float
+    max_points: float
+    reason: str
+
+
+@dataclass
+class NotebookGrade:
+    notebook: str
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # by exercise column
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Step:
+    """One cell the grading kernel runs."""
+
+    role: str                 # "lesson", "guard", "solution", "visible", "hidden"
+    code: str
+    exercise: str | None = None
+    source_index: int | None = None
+
+
+# ------------------------------------------------------------------------------------------- reading submissions
+def student_answers(submission: Any, exercises: list[Exercise]) -> dict[str, str | None]:
+    """The student's code for each exercise: the cell with the exercise's grade_id, else the one code cell that
+    starts with the same line as the released exercise cell (metadata lost in another editor); None if neither."""
+    code_cells = [c for c in submission.get("cells", []) if c.get("cell_type") == "code"]
+    by_id: dict[str, str] = {}
+    for cell in code_cells:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if grade_id and grade_id not in by_id:
+            by_id[grade_id] = _text(cell.get("source", ""))
+    answers: dict[str, str | None] = {}
+    for exercise in exercises:
+        if exercise.name in by_id:
+            answers[exercise.name] = by_id[exercise.name]
+            continue
+        first = _first_line(exercise.prompt)
+        matches = [_text(c.get("source", "")) for c in code_cells
+                   if not nbgrader_meta(c).get("grade_id") and first and _first_line(_text(c.get("source", ""))) == first]
+        answers[exercise.name] = matches[0] if len(matches) == 1 else None
+    return answers
+
+
+def _text(source: Any) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _first_line(source: str) -> str:
+    return next((line.strip() for line in source.splitlines() if line.strip()), "")
+
+
+def read_submission(data: bytes) -> Any:
+    """A notebook from bytes; ``ValueError`` says why it is unreadable."""
+    try:
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    except Exception as err:  # noqa: BLE001 - any parse failure is the same verdict for the student
+        raise ValueError(f"not a readable notebook ({type(err).__name__}: {str(err)[:200]})") from None
+    if not isinstance(nb.get("cells"), list):
+        raise ValueError("not a readable notebook (it has no list of cells)")
+    return nb
+
+
+# ------------------------------------------------------------------------------------------------ the run plan
+def plan(source: Any, exercises: list[Exercise], answers: dict[str, str | None], skip: set[str], token: str) -> list[Step]:
+    """The cells to run: the lesson's own cells, and for each gradable exercise the student's cell and the
+    instructor's checks, wrapped in guard cells. Exercises without an answer or in ``skip`` are left out whole."""
+    by_solution = {e.solution_index: e for e in exercises}
+    by_check = {e.check_index: e for e in exercises}
+    active = {e.name for e in exercises if answers.get(e.name) is not None and e.name not in skip}
+    steps: list[Step] = []
+    for index, cell in enumerate(source.cells):
+        if cell.cell_type != "code":
+            continue
+        exercise = by_solution.get(index) or by_check.get(index)
+        if exercise is None:
+            steps.append(Step("lesson", cell.source, None, index))
+            continue
+        if exercise.name not in active:
+            continue
+        holder = f"_grading_{token}_{exercise.name}"
+        if index == exercise.solution_index:
+            steps += [Step("guard", f"{holder} = __import__({guard_module.__name__!r}, fromlist=['Guard']).Guard("
+                                    f"globals(), {list(exercise.exports)!r})", exercise.name, index),
+                      Step("solution", answers[exercise.name] or "", exercise.name, index),
+                      Step("guard", f"{holder}.after_solution()", exercise.name, index)]
+        else:
+            visible, hidden = split_hidden(cell.source)
+            steps.append(Step("visible", visible, exercise.name, index))
+            if hidden.strip():
+                steps.append(Step("hidden", hidden, exercise.name, index))
+            assigned = list(defined_names(visible) + defined_names(hidden))
+            steps.append(Step("guard", f"{holder}.after_check({assigned!r})", exercise.name, index))
+    return steps
+
+
+# ------------------------------------------------------------------------------------------------- one kernel run
+@dataclass
+class Run:
+    replies: dict[int, dict[str, Any]]  # step index -> execute_reply content
+    outputs: dict[int, str]              # step index -> stdout text
+    ended: str | None                    # None: ran to the end; else "time", "memory", "died", or an error
+    at: int | None                       # the step running when it ended
+
+
+def _sandboxed_manager_class() -> Any:
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import Unicode
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        """Starts the kernel through ``python -m course_utils.grading.sandbox POLICY -- <kernel command>``."""
+
+        policy_file = Unicode("")
+
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            command = super().format_kernel_cmd(extra_arguments)
+            return [sys.executable, "-m", "course_utils.grading.sandbox", self.policy_file, "--", *command]
+
+    return SandboxedKernelManager
+
+
+def _descendants(known: set[int]) -> list[Any]:
+    """Processes started by this process (directly, or orphans re-parented to it) that were not there before."""
+    import psutil
+
+    try:
+        return [p for p in psutil.Process().children(recursive=True) if p.pid not in known]
+    except psutil.Error:
+        return []
+
+
+def _kill(processes: list[Any]) -> None:
+    import psutil
+
+    for process in processes:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(processes, timeout=5)
+
+
+def execute(steps: list[Step], limits: Limits, scratch: Path, policy: Policy, env: dict[str, str]) -> Run:
+    """Run ``steps`` in one fresh sandboxed kernel; never raises for anything the code in the steps does."""
+    import psutil
+    from jupyter_core.utils import run_sync
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    from ..kernels import this_environment_kernel_manager
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s.code, metadata={"step": i}) for i, s in enumerate(steps)])
+    policy_file = scratch / "policy.json"
+    policy.save(policy_file)
+    km = this_environment_kernel_manager(_sandboxed_manager_class(), policy_file=str(policy_file))
+    replies: dict[int, dict[str, Any]] = {}
+    state: dict[str, Any] = {"at": None, "memory": False}
+    deadline = time.monotonic() + limits.notebook_seconds
+
+    def timeout_for(cell: Any) -> int:
+        remaining = max(1, int(deadline - time.monotonic()))
+        return remaining if steps[cell.metadata["step"]].role == "lesson" else max(1, min(remaining, int(limits.cell_seconds)))
+
+    def started(cell: Any, cell_index: int, **_: Any) -> None:
+        state["at"] = cell_index
+
+    def executed(cell: Any, cell_index: int, execute_reply: dict[str, Any] | None = None, **_: Any) -> None:
+        replies[cell_index] = dict((execute_reply or {}).get("content", {}))
+
+    known = {p.pid for p in psutil.Process().children(recursive=True)}
+    stop = threading.Event()
+
+    def watch_memory() -> None:  # the kernel and anything it started, polled; over the limit, all of it is killed
+        while not stop.wait(0.2):
+            processes = _descendants(known)
+            rss = 0
+            for process in processes:
+                try:
+                    rss += process.memory_info().rss
+                except psutil.Error:
+                    pass
+            if rss > limits.memory_mb * 2**20:
+                state["memory"] = True
+                _kill(processes)
+                return
+
+    watcher = threading.Thread(target=watch_memory, daemon=True)
+    client = NotebookClient(nb, km=km, timeout=int(limits.notebook_seconds), timeout_func=timeout_for,
+                            allow_errors=True, record_timing=False, interrupt_on_timeout=False,
+                            resources={"metadata": {"path": str(scratch / "work")}},
+                            on_cell_start=started, on_cell_executed=executed)
+    ended: str | None = None
+    watcher.start()
+    log = open(scratch / "kernel.log", "wb")
+    try:
+        client.execute(env=env, stdout=log, stderr=log)
+    except CellTimeoutError:
+        ended = "time"
+    except DeadKernelError:
+        ended = "died"
+    except Exception as err:  # noqa: BLE001 - a kernel that cannot start or talk is reported, not raised
+        ended = f"{type(err).__name__}: {str(err)[:300]}"
+    finally:
+        stop.set()
+        watcher.join()
+        _kill(_descendants(known))
+        try:
+            run_sync(km.shutdown_kernel)(now=True)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+        log.close()
+    if ended and not replies:  # it never ran a cell: say what the kernel printed
+        lines = (scratch / "kernel.log").read_text(errors="replace").strip().splitlines()
+        ended += f" (kernel: {lines[-1][:300]})" if lines else ""
+    if state["memory"]:
+        ended = "memory"
+    outputs = {}
+    for i, cell in enumerate(nb.cells):
+        outputs[i] = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    return Run(replies, outputs, ended, state["at"] if ended else None)
+
+
+# -------------------------------------------------------------------------------------------- one submission
+def _why(ended: str, limits: Limits) -> str:
+    return {"time": f"did not finish within its time limit ({limits.cell_seconds:g} s per exercise cell, "
+                    f"{limits.notebook_seconds:g} s per notebook) — an endless loop?",
+            "memory": f"used more than the memory limit ({limits.memory_mb} MB)",
+            "died": "ended the Python process (sys.exit, os._exit, exit() or a crash)"}.get(ended, f"stopped the run ({ended})")
+
+
+def _reply(run: Run, index: int | None) -> dict[str, Any] | None:
+    return None if index is None else run.replies.get(index)
+
+
+def _error(reply: dict[str, Any]) -> str:
+    ename, evalue = reply.get("ename", "Error"), str(reply.get("evalue", "")).strip()
+    text = evalue if ename == "AssertionError" and evalue else f"{ename}: {evalue}" if evalue else ename
+    return text[:300]
+
+
+def _guard_report(run: Run, index: int | None) -> dict[str, Any] | None:
+    import json
+
+    for line in run.outputs.get(index, "").splitlines() if index is not None else []:
+        if line.startswith(guard_module.MARKER):
+            return json.loads(line[len(guard_module.MARKER):])
+    return None
+
+
+def score(steps: list[Step], run: Run, exercise: Exercise) -> tuple[bool, str, list[str]]:
+    """``(passed, reason, notes)`` for one exercise from a finished run."""
+    indices = [i for i, s in enumerate(steps) if s.exercise == exercise.name]
+    roles = {steps[i].role: i for i in indices if steps[i].role != "guard"}
+    guards = [i for i in indices if steps[i].role == "guard"]
+    notes = []
+    restored = _guard_report(run, guards[1]) if len(guards) > 1 else None
+    if restored and restored.get("restored"):
+        notes.append(f"{exercise.column}: your cell changed {', '.join(restored['restored'][:5])}, which the lesson "
+                     "uses elsewhere; the grader put the original back")
+    solution, visible, hidden = (_reply(run, roles.get(r)) for r in ("solution", "visible", "hidden"))
+    if visible is None:
+        return False, "not graded: the run stopped before its check", notes
+    if solution is not None and solution.get("status") == "error":
+        if solution.get("ename") == NOT_ANSWERED:
+            return False, "not answered (the cell still raises NotImplementedError)", notes
+        return False, f"your cell raised {_error(solution)}; an exercise cell must run without an error", notes
+    if visible.get("status") == "error":
+        if visible.get("ename") == NOT_ANSWERED:
+            return False, "not answered (the exercise still raises NotImplementedError)", notes
+        return False, f"the check says: {_error(visible)}", notes
+    if "hidden" in roles:
+        if hidden is None:
+            return False, "not graded: the run stopped during the hidden tests", notes
+        if hidden.get("status") == "error":
+            return False, f"passes the visible check but not the hidden tests ({hidden.get('ename', 'Error')})", notes
+    tampered = _guard_report(run, guards[-1]) if guards else None
+    if tampered is None:
+        return False, "not graded: the run stopped before the grader's last check", notes
+    if tampered.get("tampered"):
+        return False, (f"while the tests ran, your code changed {', '.join(tampered['tampered'][:5])}, which the tests "
+                       "rely on; an exercise may only define its own names"), notes
+    return True, "passed", notes
+
+
+def grade_notebook(source: Any, exercises: list[Exercise], data: bytes | None, limits: Limits, policy: Policy,
+                   env: dict[str, str]) -> NotebookGrade:
+    """Grade one student's copy (``data``: the file's bytes, None if not submitted) of one notebook."""
+    grade = NotebookGrade(exercises[0].notebook if exercises else "")
+    zero = {e.column: Outcome(0.0, e.points, "") for e in exercises}
+    if data is None:
+        grade.outcomes = {k: Outcome(0.0, o.max_points, "not submitted") for k, o in zero.items()}
+        return grade
+    try:
+        submission = read_submission(data)
+    except ValueError as err:
+        grade.outcomes = {k: Outcome(0.0, o.max_points, str(err)) for k, o in zero.items()}
+        return grade
+    answers = student_answers(submission, exercises)
+    verdicts: dict[str, str] = {e.name: "the cell of this exercise is missing from the submitted notebook "
+                                "(deleted, or its metadata and first line changed)" for e in exercises if answers[e.name] is None}
+    token = secrets.token_hex(6)
+    for _attempt in range(len(exercises) + 1):
+        steps = plan(source, exercises, answers, set(verdicts), token)
+        scratch = Path(tempfile.mkdtemp(prefix="course-grading-"))
+        try:
+            for sub in ("work", "tmp", "ipython"):
+                (scratch / sub).mkdir()
+            run_env = {**env, "TMPDIR": str(scratch / "tmp"), "IPYTHONDIR": str(scratch / "ipython"),
+                       "COURSE_RESULTS_FILE": str(scratch / "results.json")}
+            run_policy = Policy(policy.memory_mb, policy.file_size_mb, policy.deny, [str(scratch), *policy.writable],
+                                policy.readable)
+            run = execute(steps, limits, scratch, run_policy, run_env)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if run.ended is None:
+            break
+        at = run.at if run.at is not None else len(steps) - 1
+        culprit = steps[at].exercise if 0 <= at < len(steps) else None
+        lesson_cell = None
+        if culprit is None:  # a lesson cell broke: blame the last student cell that ran before it, if any
+            lesson_cell = steps[at].source_index if 0 <= at < len(steps) else None
+            culprit = next((s.exercise for s in reversed(steps[:at]) if s.role == "solution"), None)
+        if culprit is None:
+            grade.notes.append(f"the lesson's cell {lesson_cell} {_why(run.ended, limits)} before any exercise ran; "
+                               "nothing could be graded (tell your instructor)")
+            for e in exercises:
+                verdicts.setdefault(e.name, f"not graded: the lesson itself {_why(run.ended, limits)}")
+            break
+        after = "" if lesson_cell is None else f" (it broke the lesson's cell {lesson_cell}, which runs after it)"
+        verdicts[culprit] = f"your code {_why(run.ended, limits)}{after}; the notebook was graded again without it"
+    else:
+        run = None
+    for e in exercises:
+        if e.name in verdicts:
+            grade.outcomes[e.column] = Outcome(0.0, e.points, verdicts[e.name])
+            continue
+        if run is None or run.ended is not None:
+            grade.outcomes[e.column] = Outcome(0.0, e.points, "not graded: the run did not finish")
+            continue
+        passed, reason, notes = score(steps, run, e)
+        grade.outcomes[e.column] = Outcome(e.points if passed else 0.0, e.points, reason)
+        grade.notes += notes
+    if run is not None and run.ended is None:
+        for i, s in enumerate(steps):
+            reply = run.replies.get(i, {})
+            if s.role == "lesson" and reply.get("status") == "error":
+                grade.notes.append(f"the lesson's cell {s.source_index} raised {_error(reply)}")
+    return grade
+
+
+# ------------------------------------------------------------------------------------------------- the batch
+def find_submissions(folder: Path, notebooks: list[str]) -> dict[str, dict[str, bytes | None]]:
+    """``{student: {notebook: bytes or None}}`` for the student folders in ``folder``, read into memory now, so that
+    nothing a submission does while it runs can change what another student handed in.
+
+    A student's copy of ``01_masking.ipynb`` is the file of that name anywhere in their folder, else the one
+    notebook whose name contains ``01_masking`` (``Copy of 01_masking.ipynb``, ``01_masking (1).ipynb``).
+    """
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder; expected one folder per student, each holding their notebooks")
+    found: dict[str, dict[str, bytes | None]] = {}
+    for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        files = sorted(p for p in student.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        mine: dict[str, bytes | None] = {}
+        for name in notebooks:
+            exact = [p for p in files if p.stem == name]
+            loose = [p for p in files if name in p.stem]
+            chosen = exact[0] if exact else loose[0] if len(loose) == 1 else None
+            mine[name] = chosen.read_bytes() if chosen else None
+        found[student.name] = mine
+    if not found:
+        raise ValueError(f"no student folders in {folder}; expected {folder}/<student>/<notebook>.ipynb")
+    return found
+
+
+def _repository_of(path: Path) -> Path:
+    """The git checkout holding ``path`` (its history holds the solutions too), else ``path`` itself."""
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return folder
+    return path
+
+
+def sandbox_policy(source_dir: Path, submissions: Path, out: Path, feedback: Path) -> Policy:
+    """Hide the instructor's checkout, the submissions and the outputs; open the package, the Python installation,
+    the data mirror and the caches again (for reading; caches for writing too)."""
+    import course_utils
+    from ..course_bert import cache_root
+    from ..resources import mirror_candidates
+
+    denied = [_repository_of(source_dir.resolve()), submissions.resolve(), feedback.resolve()]
+    if out.exists():
+        denied.append(out.resolve())
+    home_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    writable = ["/dev", str(home_cache), str(cache_root())]
+    writable += [os.environ[v] for v in ("HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE") if os.environ.get(v)]
+    package = Path(course_utils.__file__).resolve().parent
+    readable = [str(package), sys.prefix, sys.base_prefix, *map(str, mirror_candidates())]
+    readable += [p for p in sys.path if p and Path(p).is_dir()
+                 and not any(d == Path(p).resolve() or d in Path(p).resolve().parents or Path(p).resolve() in d.parents
+                             for d in denied)]
+    return Policy(memory_mb=None, deny=[str(d) for d in denied], writable=writable, readable=readable)
+
+
+def kernel_environment() -> dict[str, str]:
+    """The grading kernels' environment: this one, quiet, offline unless asked, plots kept inline."""
+    from ..course_bert import cache_root
+
+    env = dict(os.environ)
+    env.setdefault("COURSE_PROFILE", "quick")
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    env.update({"COURSE_QUIET": "1", "PYTHONWARNINGS": "ignore", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+                "MPLCONFIGDIR": str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib"),
+                "COURSE_CACHE_DIR": str(cache_root())})
+    return env
+
+
+def _subreaper() -> None:
+    """Linux: orphans of grading kernels (double-forked daemons) become this process's children, so they are killed."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def grade_table(grades: dict[str, list[NotebookGrade]], columns: list[str]) -> str:
+    """CSV text: one row per student, one column per exercise (points), then the total."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", *columns, "total"])
+    for student, notebooks in grades.items():
+        points = {k: o.points for g in notebooks for k, o in g.outcomes.items()}
+        writer.writerow([student, *(f"{points.get(c, 0.0):g}" for c in columns), f"{sum(points.values()):g}"])
+    return buffer.getvalue()
+
+
+def feedback_text(student: str, notebooks: list[NotebookGrade]) -> str:
+    """A student's feedback in Markdown: each exercise's points and why."""
+    total = sum(o.points for g in notebooks for o in g.outcomes.values())
+    possible = sum(o.max_points for g in notebooks for o in g.outcomes.values())
+    lines = [f"# Feedback for {student}", "", f"**Total: {total:g} / {possible:g} points**", ""]
+    for grade in notebooks:
+        lines += [f"## {grade.notebook}", "", "| exercise | points | |", "|---|---|---|"]
+        for column, outcome in grade.outcomes.items():
+            reason = outcome.reason.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {column.split(':', 1)[1]} | {outcome.points:g} / {outcome.max_points:g} | {reason} |")
+        if grade.notes:
+            lines += ["", "Notes:", *(f"- {n}" for n in grade.notes)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def autograde(submissions: Path | str, source: Path | str, out: Path | str, limits: Limits | None = None,
+              feedback: Path | str | None = None, progress: bool | None = None) -> dict[str, list[NotebookGrade]]:
+    """Grade every student folder in ``submissions`` against the solution notebooks in ``source``; write the grade
+    table ``out`` (CSV) and one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``).
+
+    Only the notebooks that at least one student handed in are graded. Everything is read before the first
+    submission runs and written after the last one, each file whole; a submission that crashes its kernel, hangs
+    or breaks the grader for any reason costs only its own marks.
+    """
+    from tqdm.auto import tqdm
+
+    submissions, source, out = Path(submissions), Path(source), Path(out)
+    feedback = Path(feedback) if feedback is not None else out.parent / "feedback"
+    sources = {p.stem: nbformat.read(p, as_version=4) for p in notebooks_in(source)}
+    exercises = {name: find_exercises(nb, name) for name, nb in sources.items()}
+    handed_in = find_submissions(submissions, list(sources))
+    graded = [n for n in sources if exercises[n] and any(s[n] is not None for s in handed_in.values())]
+    if not graded:
+        raise ValueError(f"no submission in {submissions} holds one of the notebooks with exercises in {source}: "
+                         f"{', '.join(n for n in sources if exercises[n])}")
+    limits = limits or Limits()
+    feedback.mkdir(parents=True, exist_ok=True)
+    policy = sandbox_policy(source if source.is_dir() else source.parent, submissions, out, feedback)
+    env = kernel_environment()
+    _subreaper()
+    if landlock_abi() == 0:
+        print("warning: no Landlock filesystem sandbox on this system; submissions can read and write your files. "
+              "Grade inside a container or as a separate user.", file=sys.stderr)
+    results: dict[str, list[NotebookGrade]] = {student: [] for student in handed_in}
+    jobs = [(student, name) for student in handed_in for name in graded]
+    for student, name in tqdm(jobs, desc="grading", unit="notebook", disable=None if progress is None else not progress):
+        try:
+            grade = grade_notebook(sources[name], exercises[name], handed_in[student][name], limits.for_notebook(name),
+                                   policy, env)
+        except Exception as err:  # noqa: BLE001 - the batch goes on; this student's notebook gets zero and the reason
+            grade = NotebookGrade(name, {e.column: Outcome(0.0, e.points, f"grader error: {type(err).__name__}: {err}")
+                                         for e in exercises[name]})
+        grade.notebook = name
+        results[student].append(grade)
+    columns = [e.column for name in graded for e in exercises[name]]
+    for student, notebooks in results.items():
+        atomic_write_text(feedback / f"{student}.md", feedback_text(student, notebooks))
+    atomic_write_text(out, grade_table(results, columns))
+    return results

@@ -1,0 +1,178 @@
+"""Start a grading kernel inside limits: memory, file size, and (on Linux) a Landlock filesystem sandbox.
+
+    python -m course_utils.grading.sandbox POLICY.json -- <kernel command>
+
+applies the policy to this process and then ``exec``s the kernel command, which inherits it. Landlock (Linux ≥ 5.13,
+no privileges needed) lets the kernel read everything except the ``deny`` paths (the instructor's notebooks and
+their repository, the submissions, the grade table) and write only beneath the ``writable`` paths (its own scratch
+folder, caches). ``readable`` re-opens parts of a denied tree for reading (the installed course package, the virtual
+environment). Where Landlock is missing the kernel still runs with its memory and file-size limits, and
+``landlock_abi()`` returning 0 tells the grader to say so.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import resource
+import signal
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+# Landlock's filesystem rights (include/uapi/linux/landlock.h) and the ABI version that introduced each.
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8
+MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+READ = EXECUTE | READ_FILE | READ_DIR
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the only rights a rule on a non-directory may carry
+_SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}  # create_ruleset, add_rule, restrict_self
+_PR_SET_NO_NEW_PRIVS = 38
+_RULE_PATH_BENEATH = 1
+
+
+@dataclass
+class Policy:
+    """What a grading kernel may use; written as JSON by the grader, read by the launcher."""
+
+    memory_mb: int | None = None          # address-space limit (RLIMIT_AS)
+    file_size_mb: int = 1024              # largest file the kernel may write
+    deny: list[str] = field(default_factory=list)
+    writable: list[str] = field(default_factory=list)
+    readable: list[str] = field(default_factory=list)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self)))
+
+    @classmethod
+    def load(cls, path: Path) -> "Policy":
+        return cls(**json.loads(Path(path).read_text()))
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version this kernel offers, 0 where there is none (other OS, old or disabled)."""
+    numbers = _SYSCALLS.get(platform.machine())
+    if sys.platform != "linux" or numbers is None:
+        return 0
+    version = _libc().syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return max(int(version), 0)
+
+
+def handled_rights(abi: int) -> int:
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= REFER
+    if abi >= 3:
+        rights |= TRUNCATE
+    return rights
+
+
+def around(denied: list[Path]) -> list[Path]:
+    """Paths whose subtrees together cover the whole filesystem except the ``denied`` subtrees."""
+    denied = [Path(os.path.realpath(d)) for d in denied]
+    if any(d == Path("/") for d in denied):
+        return []
+    cover: list[Path] = []
+
+    def walk(folder: Path) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            if path in denied or entry.is_symlink():  # a rule on a link covers its target: reach targets by real paths
+                continue
+            if any(path in d.parents for d in denied) and entry.is_dir(follow_symlinks=False):
+                walk(path)
+            else:
+                cover.append(path)
+
+    walk(Path("/"))
+    return cover
+
+
+def restrict_filesystem(policy: Policy) -> int:
+    """Apply the policy's Landlock rules to this process (and its future children); returns the ABI used (0: none)."""
+    abi = landlock_abi()
+    if abi == 0:
+        return 0
+    create, add_rule, restrict = _SYSCALLS[platform.machine()]
+    libc = _libc()
+    handled = handled_rights(abi)
+    attr = ctypes.c_uint64(handled)
+    ruleset = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    def allow(path: Path, rights: int) -> None:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return  # vanished or unreadable: nothing to allow
+        try:
+            if not os.path.isdir(f"/proc/self/fd/{fd}"):
+                rights &= FILE_RIGHTS
+            rule = PathBeneath(rights & handled, fd)
+            if libc.syscall(add_rule, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule),
+                            ctypes.c_uint32(0)) < 0:
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+        finally:
+            os.close(fd)
+
+    denied = [Path(os.path.realpath(d)) for d in policy.deny]
+
+    def reopens_denied(path: str) -> bool:  # a rule there would cover a denied tree whole
+        real = Path(os.path.realpath(path))
+        return any(real == d or real in d.parents for d in denied)
+
+    try:
+        for path in around(denied):
+            allow(path, READ)
+        for path in policy.readable:
+            if not reopens_denied(path):
+                allow(Path(os.path.realpath(path)), READ)
+        for path in policy.writable:
+            if not reopens_denied(path):
+                allow(Path(os.path.realpath(path)), handled)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        if libc.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def apply_limits(policy: Policy) -> None:
+    """Memory and file-size limits; a too-large write then fails with an error instead of killing the kernel."""
+    if policy.memory_mb:
+        limit = int(policy.memory_mb) * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    size = int(policy.file_size_mb) * 2**20
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) < 3 or argv[1] != "--":
+        raise SystemExit("usage: python -m course_utils.grading.sandbox POLICY.json -- <command> [args…]")
+    policy, command = Policy.load(Path(argv[0])), argv[2:]
+    restrict_filesystem(policy)
+    apply_limits(policy)
+    os.execv(command[0], command)
+
+
+if __name__ == "__main__":
+    main()

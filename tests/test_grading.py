@@ -1,0 +1,312 @@
+"""Release and autograding: markers, student versions, and a batch of hostile submissions graded in one run.
+
+The batch uses ``fixtures/grading/01_tiny.ipynb`` (three exercises: ``double`` 1 point, ``area`` 2, ``vowels`` 1, with
+lesson cells before, between and after them). Each student below is one fixture submission: the released notebook
+with the reference answers, except for what that student does. Every student's grade is checked, so a hostile
+submission that changed anyone else's marks fails the test of that other student.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_utils.grading import find_exercises, release, release_notebook
+from course_utils.grading.exercises import ExerciseError, split_hidden, strip_solutions
+from course_utils.grading.sandbox import landlock_abi
+
+FIXTURE = Path(__file__).parent / "fixtures" / "grading" / "01_tiny.ipynb"
+NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("[0-9]*.ipynb"))
+HAS_LANDLOCK = landlock_abi() > 0
+FULL = {"double": 1, "area": 2, "vowels": 1}
+REFERENCE = {e.name: nbformat.read(FIXTURE, 4).cells[e.solution_index].source
+             for e in find_exercises(nbformat.read(FIXTURE, 4), "01_tiny")}
+
+
+# ------------------------------------------------------------------------------------------------ markers, release
+def test_strip_solutions_keeps_prompt_and_indentation():
+    source = "def f(x):\n    '''Doc.'''\n    # hint: use g\n    ### BEGIN SOLUTION\n    return g(x)\n    ### END SOLUTION\nprint(1)"
+    assert strip_solutions(source) == "def f(x):\n    '''Doc.'''\n    # hint: use g\n    raise NotImplementedError()\nprint(1)"
+
+
+def test_split_hidden():
+    visible, hidden = split_hidden("a = 1\nassert a\n### BEGIN HIDDEN TESTS\nassert a == 1\n### END HIDDEN TESTS")
+    assert visible == "a = 1\nassert a\n" and hidden == "assert a == 1"
+
+
+@pytest.mark.parametrize("source, message", [
+    ("### BEGIN SOLUTION\nx = 1", "never closed"),
+    ("x = 1\n### END SOLUTION", "without"),
+    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "inside another"),
+])
+def test_bad_markers_say_which_line(source, message):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
+        "solution": True, "grade": False, "grade_id": "x"}})])
+    with pytest.raises(ExerciseError, match=message):
+        find_exercises(nb, "nb")
+
+
+def test_grade_cell_needs_points_and_a_solution_before_it():
+    grade = {"nbgrader": {"grade": True, "solution": False, "grade_id": "c", "points": 1}}
+    with pytest.raises(ExerciseError, match="no solution cell before it"):
+        find_exercises(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("assert 1", metadata=grade)]), "nb")
+    nb = nbformat.read(FIXTURE, 4)
+    del nb.cells[4].metadata["nbgrader"]["points"]
+    with pytest.raises(ExerciseError, match="points"):
+        find_exercises(nb, "01_tiny")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_course_notebook_releases_cleanly(path):
+    """At least 3 exercises; the student version has no answer, no hidden test, no output; and no later lesson cell
+    uses a name an exercise defines, so a student version runs on whatever the student wrote."""
+    nb = nbformat.read(path, 4)
+    exercises = find_exercises(nb, path.stem)
+    assert len(exercises) >= 3, f"{path.name} has {len(exercises)} exercises; the course asks for at least 3"
+    student = release_notebook(nb, path.stem)
+    text = nbformat.writes(student)
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS"):
+        assert marker not in text
+    assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
+    for e in exercises:
+        assert "raise NotImplementedError()" in student.cells[e.solution_index].source
+        later = [c for i, c in enumerate(nb.cells) if i > e.check_index and c.cell_type == "code"]
+        used = {n.id for c in later for n in ast.walk(ast.parse(_python(c.source))) if isinstance(n, ast.Name)}
+        assert not set(e.exports) & used, f"{path.stem}: cells after exercise {e.name} use {set(e.exports) & used}"
+
+
+def _python(source: str) -> str:
+    """A cell without IPython's magics and shell escapes, so ``ast`` can read it."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def test_release_refuses_the_source_folder_and_writes_nothing_on_error(tmp_path):
+    with pytest.raises(ValueError, match="overwrite the solutions"):
+        release(FIXTURE.parent, FIXTURE.parent)
+    broken = tmp_path / "src"
+    broken.mkdir()
+    nb = nbformat.read(FIXTURE, 4)
+    nbformat.write(nb, broken / "01_good.ipynb")
+    nb.cells[3].source += "\n### BEGIN SOLUTION"
+    nbformat.write(nb, broken / "02_bad.ipynb")
+    with pytest.raises(ExerciseError, match="never closed"):
+        release(broken, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_sandbox_rules_never_cover_a_denied_folder(tmp_path):
+    """The rules cover everything else, but no link may lead a rule into the denied tree (a rule follows links)."""
+    from course_utils.grading.sandbox import around
+
+    secret = tmp_path / "course" / "secret"
+    secret.mkdir(parents=True)
+    (tmp_path / "course" / "open").mkdir()
+    (tmp_path / "link-to-secret").symlink_to(secret)
+    (tmp_path / "link-to-course").symlink_to(tmp_path / "course")
+    cover = around([secret])
+    assert tmp_path / "course" / "open" in cover
+    for path in cover:
+        real = path.resolve()
+        assert real != secret and real not in secret.parents and secret not in real.parents, path
+
+
+# ---------------------------------------------------------------------------------------------- the hostile batch
+def _student(release_nb, answers: dict[str, str], edit=None) -> bytes:
+    nb = nbformat.from_dict(json.loads(json.dumps(release_nb)))
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    if edit:
+        edit(nb)
+    return nbformat.writes(nb).encode()
+
+
+def _with(**changed: str) -> dict[str, str]:
+    return {**REFERENCE, **changed}
+
+
+def _drop(grade_id):
+    def edit(nb):
+        nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
+    return edit
+
+
+def _shuffle(nb):
+    nb.cells = list(reversed(nb.cells))
+
+
+def _break_first_cell(nb):
+    nb.cells[1].source = "raise RuntimeError('I broke the first cell')"
+
+
+def _weaken_checks(nb):
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            cell.source = "pass  # always passes"
+
+
+def _strip_metadata(nb):
+    for cell in nb.cells:
+        cell.metadata.pop("nbgrader", None)
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """Release the fixture, build one submission per behaviour, autograde them all with the command line."""
+    root = tmp_path_factory.mktemp("grading")
+    source = root / "course" / "notebooks"
+    source.mkdir(parents=True)
+    (source / FIXTURE.name).write_bytes(FIXTURE.read_bytes())
+    subprocess.run(["git", "init", "-q", str(root / "course")], check=True)
+    release(source, root / "release")
+    released = nbformat.read(root / "release" / FIXTURE.name, 4)
+    out = root / "out" / "grades.csv"
+    subs = root / "submissions"
+    secret = source / FIXTURE.name
+    reads_source = (f"def double(x):\n    try:\n        open({str(secret)!r}).read()\n    except OSError:\n"
+                    f"        return -1\n    return helper(x)")
+    victim = subs / "alice" / FIXTURE.name
+    writes = (f"for target in [{str(out)!r}, {str(victim)!r}]:\n    try:\n        open(target, 'w').write('hacked')\n"
+              f"    except OSError:\n        pass\n" + REFERENCE["vowels"])
+    students = {
+        "alice": _student(released, REFERENCE),
+        "untouched": nbformat.writes(released).encode(),
+        "endless_loop": _student(released, _with(double=REFERENCE["double"] + "\nwhile True:\n    pass")),
+        "memory_hog": _student(released, _with(area="hog = []\nwhile True:\n    hog.append(bytearray(2**26))")),
+        "huge_alloc": _student(released, _with(area="x = bytearray(2**45)\n" + REFERENCE["area"])),
+        "sys_exit": _student(released, _with(vowels=REFERENCE["vowels"] + "\nimport sys\nsys.exit(1)")),
+        "os_exit": _student(released, _with(double="import os\nos._exit(0)")),
+        "first_cell_error": _student(released, REFERENCE, _break_first_cell),
+        "weakened_checks": _student(released, _with(double="def double(x):\n    return 0"), _weaken_checks),
+        "patches_helpers": _student(released, _with(
+            area="def area(r):\n    return 0\nmath.isclose = lambda *a, **k: True",
+            double="def helper(x):\n    return 0\n\ndef double(x):\n    return 2 * x")),
+        "patches_at_call_time": _student(released, _with(
+            area="def area(r):\n    math.isclose = lambda *a, **k: True\n    return math.pi if r == 1 else 0")),
+        "reads_source": _student(released, _with(double=reads_source)),
+        "writes_files": _student(released, _with(vowels=writes)),
+        "corrupt": b"{this is not a notebook",
+        "deleted_cell": _student(released, REFERENCE, _drop("area")),
+        "reordered": _student(released, REFERENCE, _shuffle),
+        "no_metadata": _student(released, REFERENCE, _strip_metadata),
+    }
+    for name, data in students.items():
+        (subs / name).mkdir(parents=True)
+        (subs / name / FIXTURE.name).write_bytes(data)
+    before = victim.read_bytes()
+    result = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(subs), "--source", str(source),
+                             "--out", str(out), "--cell-time-limit", "8", "--time-limit", "60", "--memory-mb", "1500"],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with out.open() as f:
+        grades = {row["student"]: row for row in csv.DictReader(f)}
+    feedback = {p.stem: p.read_text() for p in (out.parent / "feedback").glob("*.md")}
+    return {"grades": grades, "feedback": feedback, "victim_before": before, "victim": victim, "out": out,
+            "stdout": result.stdout}
+
+
+def _points(batch, student) -> dict[str, float]:
+    row = batch["grades"][student]
+    return {k.split(":")[1]: float(v) for k, v in row.items() if k.startswith("01_tiny:")}
+
+
+EXPECTED = {  # student: (points per exercise, words their feedback must contain)
+    "alice": (FULL, []),
+    "untouched": ({"double": 0, "area": 0, "vowels": 0}, ["not answered"]),
+    "endless_loop": ({**FULL, "double": 0}, ["time limit", "graded again without it"]),
+    "memory_hog": ({**FULL, "area": 0}, ["memory limit"]),
+    "huge_alloc": ({**FULL, "area": 0}, ["MemoryError"]),
+    "sys_exit": ({**FULL, "vowels": 0}, ["SystemExit"]),
+    "os_exit": ({**FULL, "double": 0}, ["ended the Python process"]),
+    "first_cell_error": (FULL, []),
+    "weakened_checks": ({**FULL, "double": 0}, ["double(2) should be 4"]),
+    "patches_helpers": ({**FULL, "area": 0}, ["put the original back", "math.isclose"]),
+    "patches_at_call_time": ({**FULL, "area": 0}, ["math.isclose", "rely on"]),
+    "reads_source": ({**FULL, "double": 0}, ["should be 4"]),
+    "writes_files": (FULL, []),
+    "corrupt": ({"double": 0, "area": 0, "vowels": 0}, ["not a readable notebook"]),
+    "deleted_cell": ({**FULL, "area": 0}, ["missing"]),
+    "reordered": (FULL, []),
+    "no_metadata": (FULL, []),
+}
+
+
+@pytest.mark.parametrize("student", list(EXPECTED))
+def test_each_submission_gets_what_it_earned(batch, student):
+    if student in ("reads_source", "writes_files") and not HAS_LANDLOCK:
+        pytest.skip("no Landlock filesystem sandbox on this system")
+    points, words = EXPECTED[student]
+    assert _points(batch, student) == {k: float(v) for k, v in points.items()}, batch["feedback"][student]
+    assert float(batch["grades"][student]["total"]) == sum(points.values())
+    for word in words:
+        assert word in batch["feedback"][student], batch["feedback"][student]
+
+
+def test_hidden_tests_never_reach_the_feedback(batch):
+    for text in batch["feedback"].values():
+        assert "double(-3)" not in text and "area(2)" not in text
+
+
+@pytest.mark.skipif(not HAS_LANDLOCK, reason="no Landlock filesystem sandbox on this system")
+def test_a_submission_cannot_write_outside_its_scratch_folder(batch):
+    assert batch["victim"].read_bytes() == batch["victim_before"]
+    assert "hacked" not in batch["out"].read_text()
+
+
+def test_cli_reports_bad_input(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(tmp_path / "nowhere"),
+                          "--source", str(FIXTURE.parent), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True)
+    assert run.returncode == 2 and "is not a folder" in run.stderr
+    assert not (tmp_path / "g.csv").exists()
+
+
+# ------------------------------------------------------------------------------------------- a real course notebook
+def test_round_trip_on_a_course_notebook(tmp_path):
+    """Release lesson 01; the reference answers earn every point, the untouched release none, and the untouched
+    release still runs every lesson cell without an error (nothing in the lesson depends on a student's answer)."""
+    source = Path(__file__).parent.parent / "notebooks" / "01_masking.ipynb"
+    release(source, tmp_path / "release")
+    for student, path in {"reference": source, "untouched": tmp_path / "release" / source.name}.items():
+        (tmp_path / "subs" / student).mkdir(parents=True)
+        (tmp_path / "subs" / student / source.name).write_bytes(path.read_bytes())
+    out = tmp_path / "grades.csv"
+    result = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(tmp_path / "subs"),
+                             "--source", str(source), "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with out.open() as f:
+        grades = {row["student"]: row for row in csv.DictReader(f)}
+    possible = sum(e.points for e in find_exercises(nbformat.read(source, 4), source.stem))
+    feedback = {s: (tmp_path / "feedback" / f"{s}.md").read_text() for s in grades}
+    assert float(grades["reference"]["total"]) == possible, feedback["reference"]
+    assert float(grades["untouched"]["total"]) == 0, feedback["untouched"]
+    for text in feedback.values():
+        assert "the lesson's cell" not in text, text
+
+
+def test_nbgrader_accepts_the_course_notebooks(tmp_path):
+    """``nbgrader generate_assignment`` reads every course notebook, and its student versions match ours cell by cell
+    (nbgrader adds a ``# YOUR CODE HERE`` line above the stub)."""
+    pytest.importorskip("nbgrader")
+    course = tmp_path / "nbgrader-course"
+    (course / "source" / "lessons").mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "bert-course"\n')
+    for path in NOTEBOOKS:
+        (course / "source" / "lessons" / path.name).write_bytes(path.read_bytes())
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**__import__("os").environ, "PATH": bin_dir + ":" + __import__("os").environ.get("PATH", "")}
+    run = subprocess.run([str(Path(bin_dir) / "nbgrader"), "generate_assignment", "lessons", "--force"], cwd=course,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    for path in NOTEBOOKS:
+        theirs = nbformat.read(course / "release" / "lessons" / path.name, 4)
+        ours = release_notebook(nbformat.read(path, 4), path.stem)
+        strip = lambda text: "\n".join(l for l in text.splitlines() if l.strip() != "# YOUR CODE HERE").strip()
+        assert [strip(c.source) for c in theirs.cells if c.cell_type == "code"] == \
+               [strip(c.source) for c in ours.cells if c.cell_type == "code"], path.name
