@@ -5,6 +5,7 @@
     python -m course_utils.bench checkpoint   # build the course checkpoint from nothing, timed
     python -m course_utils.bench masking      # masking functions, tokens per second
     python -m course_utils.bench course       # every notebook (quick profile) against its time and memory budget
+    python -m course_utils.bench autograde    # 20 submissions of one notebook vs 2 x 20 x its own run time
     make bench                                # all of the above
 
 Each subcommand prints its measurements and exits 1 when a target is missed.
@@ -205,15 +206,50 @@ def bench_course(out: Path) -> bool:
     return not bad
 
 
+# ----------------------------------------------------------------------------------------------------- autograde
+def bench_autograde(notebook: str, submissions: int) -> tuple[float, bool]:
+    """Autograde ``submissions`` copies of ``notebook`` (half with the reference answers, half untouched releases)
+    and compare with the notebook's own quick-profile run -> (seconds, goal met: at most 2 x submissions x own)."""
+    import shutil
+
+    from .grading import autograde, release
+    from .resources import repo_root
+    from .run_course import run_notebook
+
+    source = (repo_root() or Path.cwd()) / "notebooks" / f"{notebook}.ipynb"
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        own = run_notebook(source, tmp / "own", "quick", timeout=1800)
+        if own["status"] != "ok":
+            print(f"{notebook} itself failed: {own['error']}")
+            return 0.0, False
+        release(source, tmp / "release")
+        for i in range(submissions):
+            folder = tmp / "submissions" / f"student{i:02d}"
+            folder.mkdir(parents=True)
+            shutil.copy(source if i % 2 == 0 else tmp / "release" / source.name, folder / source.name)
+        start = time.perf_counter()
+        autograde(tmp / "submissions", source, tmp / "grades.csv", progress=True)
+        seconds = time.perf_counter() - start
+        print((tmp / "grades.csv").read_text())
+    goal = 2 * submissions * own["seconds"]
+    print(f"{notebook}: own run {own['seconds']:.1f} s; {submissions} submissions graded in {seconds:.1f} s "
+          f"({seconds / submissions:.1f} s each); goal <= {goal:.0f} s")
+    print(f"ratio {seconds / (submissions * own['seconds']):.2f}")
+    return seconds, seconds <= goal
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["mlm", "finetune", "checkpoint", "masking", "course", "all"])
+    parser.add_argument("what", choices=["mlm", "finetune", "checkpoint", "masking", "course", "autograde", "all"])
     parser.add_argument("--steps", type=int, default=100, help="mlm: training steps for each way (default 100)")
     parser.add_argument("--examples", type=int, default=512, help="finetune: training examples each way (default 512)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="sequences per step (default: 16 for mlm, 32 for finetune)")
     parser.add_argument("--out", type=Path, default=Path("build"), help="course: where executed notebooks go")
+    parser.add_argument("--notebook", default="01_masking", help="autograde: the notebook to grade (default 01_masking)")
+    parser.add_argument("--submissions", type=int, default=20, help="autograde: how many submissions (default 20)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.examples < 1 or (args.batch_size is not None and args.batch_size < 1):
         parser.error("--steps, --examples and --batch-size must be positive")
@@ -231,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         ok &= bench_checkpoint()
     if args.what in ("course", "all"):
         ok &= bench_course(args.out)
+    if args.what in ("autograde", "all"):
+        ok &= bench_autograde(args.notebook, args.submissions)[1]
     return 0 if ok else 1
 
 
