@@ -54,6 +54,13 @@ def sample_texts(texts: Sequence[str], n: int, seed: int = 0) -> list[str]:
     return random.Random(seed).sample(texts, n)
 
 
+def equal_size(a: Sequence[str], b: Sequence[str], seed: int = 0) -> tuple[list[str], list[str]]:
+    """Both corpora cut to the size of the smaller one with :func:`sample_texts` (the smaller comes back whole,
+    shuffled)."""
+    n = min(len(a), len(b))
+    return sample_texts(a, n, seed), sample_texts(b, n, seed)
+
+
 def corpus_blocks(texts: Sequence[str], tokenizer, block_length: int, min_blocks: int = 1) -> torch.Tensor:
     """A corpus packed into MLM blocks [N, block_length] (see ``packing.pack_blocks``); raises when the corpus is
     empty or gives fewer than ``min_blocks`` blocks (at least one training batch)."""

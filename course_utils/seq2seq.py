@@ -130,3 +130,10 @@ def generate(model, tokenizer, encoded: list[dict], batch_size: int = 64, **gene
         for i, text in zip(indices, tokenizer.batch_decode(out, skip_special_tokens=True)):
             texts[i] = text.strip()
     return texts
+
+
+def lead_baseline(text: str, k: int) -> str:
+    """The lead baseline of summarization: the first ``k`` whitespace-separated words of ``text``, single-spaced."""
+    if k < 0:
+        raise ValueError(f"k is a number of words, 0 or more; got {k}")
+    return " ".join(text.split()[:k])

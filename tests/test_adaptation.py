@@ -85,3 +85,12 @@ def test_selective_fine_tuning_counts(tiny_mlm):
     assert train_only(clf, None) == total and clf.encoder.embeddings.word_embeddings.weight.requires_grad
     with pytest.raises(ValueError, match="top_layers=3: the encoder has 2 layers"):
         train_only(clf, 3)
+
+
+def test_equal_size_cuts_the_larger_corpus():
+    from course_utils.adaptation import equal_size
+
+    small, large = [f"cs {i}" for i in range(5)], [f"bio {i}" for i in range(50)]
+    x, y = equal_size(large, small, seed=1)
+    assert len(x) == len(y) == 5 and set(x) <= set(large) and sorted(y) == sorted(small)
+    assert (x, y) == equal_size(large, small, seed=1)

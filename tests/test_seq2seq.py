@@ -165,3 +165,12 @@ def test_hub_style_seq2seq_models_train_with_frozen_encoder_states(kind, tokeniz
     # freezes it too and the decoder learns more slowly; the loss must still fall.
     assert losses[-1] < 0.95 * losses[0]
     assert len(generate(model, tokenizer, rows[:2], max_new_tokens=4)) == 2
+
+
+def test_lead_baseline():
+    from course_utils.seq2seq import lead_baseline
+
+    assert lead_baseline("Hi Sara,\n  the meeting   moved.", 3) == "Hi Sara, the"
+    assert lead_baseline("Short.", 4) == "Short." and lead_baseline("a b", 0) == ""
+    with pytest.raises(ValueError, match="0 or more"):
+        lead_baseline("a b", -1)

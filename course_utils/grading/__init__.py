@@ -5,7 +5,8 @@
 
 See the README's instructor guide for the whole cycle (release, distribute, collect, autograde, feedback).
 """
-from .autograde import Limits, autograde
+from .autograde import autograde
+from .runner import Limits
 from .exercises import Exercise, ExerciseError, find_exercises
 from .release import release, release_notebook
 

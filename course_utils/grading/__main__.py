@@ -5,7 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .autograde import Limits, autograde
+from .autograde import autograde
+from .runner import Limits
 from .exercises import ExerciseError
 from .release import release
 
