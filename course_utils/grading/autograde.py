@@ -97,7 +97,7 @@ def _why(ended: str, limits: Limits) -> str:
     return {"time": f"did not finish within its time limit ({limits.cell_seconds:g} s per exercise cell, "
                     f"{limits.notebook_seconds:g} s per notebook) — an endless loop?",
             "memory": f"used more than the memory limit ({limits.memory_mb} MB)",
-            "died": "ended the Python process (sys.exit, os._exit, exit() or a crash)"}.get(ended, f"stopped the run ({ended})")
+            "died": "ended the Python process (os._exit, exit() or a crash)"}.get(ended, f"stopped the run ({ended})")
 
 
 def _reply(run: Run, index: int | None) -> dict[str, Any] | None:
@@ -184,11 +184,15 @@ def grade_notebook(source: Any, exercises: list[Exercise], data: bytes | None, l
             shutil.rmtree(scratch, ignore_errors=True)
         if run.ended is None:
             break
-        at = run.at if run.at is not None else len(steps) - 1
-        culprit = steps[at].exercise if 0 <= at < len(steps) else None
-        lesson_cell = None
+        if run.at is None:  # no cell ever started: the grading kernel itself did not come up
+            grade.notes.append(f"the grading kernel did not start ({run.ended}); tell your instructor")
+            for e in exercises:
+                verdicts.setdefault(e.name, "not graded: the grading kernel did not start")
+            break
+        at = run.at
+        culprit, lesson_cell = steps[at].exercise, None
         if culprit is None:  # a lesson cell broke: blame the last student cell that ran before it, if any
-            lesson_cell = steps[at].source_index if 0 <= at < len(steps) else None
+            lesson_cell = steps[at].source_index
             culprit = next((s.exercise for s in reversed(steps[:at]) if s.role == "solution"), None)
         if culprit is None:
             grade.notes.append(f"the lesson's cell {lesson_cell} {_why(run.ended, limits)} before any exercise ran; "

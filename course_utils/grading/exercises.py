@@ -88,8 +88,9 @@ def split_hidden(source: str) -> tuple[str, str]:
 
 def defined_names(source: str) -> tuple[str, ...]:
     """Top-level names a cell binds (def, class, assignment, import, for/with targets), in order of appearance."""
+    python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(python)  # IPython's magics and shell escapes left out
     except SyntaxError:
         return ()
     names: list[str] = []

@@ -64,7 +64,7 @@ def plan(source: Any, exercises: list[Exercise], answers: dict[str, str | None],
             continue
         if exercise.name not in active:
             continue
-        holder = f"_grading_{token}_{exercise.name}"
+        holder = f"_grading_{token}_{exercise.solution_index}"
         if index == exercise.solution_index:
             steps += [Step("guard", f"{holder} = __import__({guard_module.__name__!r}, fromlist=['Guard']).Guard("
                                     f"globals(), {list(exercise.exports)!r})", exercise.name, index),
@@ -75,7 +75,8 @@ def plan(source: Any, exercises: list[Exercise], answers: dict[str, str | None],
             steps.append(Step("visible", visible, exercise.name, index))
             if hidden.strip():
                 steps.append(Step("hidden", hidden, exercise.name, index))
-            assigned = list(defined_names(visible) + defined_names(hidden))
+            between = [c.source for c in source.cells[exercise.solution_index + 1:index] if c.cell_type == "code"]
+            assigned = [n for text in (*between, visible, hidden) for n in defined_names(text)]  # the lesson's own
             steps.append(Step("guard", f"{holder}.after_check({assigned!r})", exercise.name, index))
     return steps
 
