@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from course_utils.grading import find_exercises, release, release_notebook
-from course_utils.grading.exercises import ExerciseError, split_hidden, strip_solutions
+from course_utils.grading.exercises import ExerciseError, split_hidden, strip_solutions, without_magics
 from course_utils.grading.sandbox import landlock_abi
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grading" / "01_tiny.ipynb"
@@ -77,13 +77,8 @@ def test_course_notebook_releases_cleanly(path):
     for e in exercises:
         assert "raise NotImplementedError()" in student.cells[e.solution_index].source
         later = [c for i, c in enumerate(nb.cells) if i > e.check_index and c.cell_type == "code"]
-        used = {n.id for c in later for n in ast.walk(ast.parse(_python(c.source))) if isinstance(n, ast.Name)}
+        used = {n.id for c in later for n in ast.walk(ast.parse(without_magics(c.source))) if isinstance(n, ast.Name)}
         assert not set(e.exports) & used, f"{path.stem}: cells after exercise {e.name} use {set(e.exports) & used}"
-
-
-def _python(source: str) -> str:
-    """A cell without IPython's magics and shell escapes, so ``ast`` can read it."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
 def test_release_refuses_the_source_folder_and_writes_nothing_on_error(tmp_path):

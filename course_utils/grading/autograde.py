@@ -152,19 +152,21 @@ def score(steps: list[Step], run: Run, exercise: Exercise) -> tuple[bool, str, l
     return True, "passed", notes
 
 
-def grade_notebook(source: Any, exercises: list[Exercise], data: bytes | None, limits: Limits, policy: Policy,
-                   env: dict[str, str]) -> NotebookGrade:
-    """Grade one student's copy (``data``: the file's bytes, None if not submitted) of one notebook."""
-    grade = NotebookGrade(exercises[0].notebook if exercises else "")
-    zero = {e.column: Outcome(0.0, e.points, "") for e in exercises}
+def zero_grade(name: str, exercises: list[Exercise], reason: str) -> NotebookGrade:
+    """No marks for any exercise of notebook ``name``, for one ``reason``."""
+    return NotebookGrade(name, {e.column: Outcome(0.0, e.points, reason) for e in exercises})
+
+
+def grade_notebook(name: str, source: Any, exercises: list[Exercise], data: bytes | None, limits: Limits,
+                   policy: Policy, env: dict[str, str]) -> NotebookGrade:
+    """Grade one student's copy (``data``: the file's bytes, None if not submitted) of notebook ``name``."""
+    grade = NotebookGrade(name)
     if data is None:
-        grade.outcomes = {k: Outcome(0.0, o.max_points, "not submitted") for k, o in zero.items()}
-        return grade
+        return zero_grade(name, exercises, "not submitted")
     try:
         submission = read_submission(data)
     except ValueError as err:
-        grade.outcomes = {k: Outcome(0.0, o.max_points, str(err)) for k, o in zero.items()}
-        return grade
+        return zero_grade(name, exercises, str(err))
     answers = student_answers(submission, exercises)
     verdicts: dict[str, str] = {e.name: "the cell of this exercise is missing from the submitted notebook "
                                 "(deleted, or its metadata and first line changed)" for e in exercises if answers[e.name] is None}
@@ -356,12 +358,10 @@ def autograde(submissions: Path | str, source: Path | str, out: Path | str, limi
     jobs = [(student, name) for student in handed_in for name in graded]
     for student, name in tqdm(jobs, desc="grading", unit="notebook", disable=None if progress is None else not progress):
         try:
-            grade = grade_notebook(sources[name], exercises[name], handed_in[student][name], limits.for_notebook(name),
-                                   policy, env)
+            grade = grade_notebook(name, sources[name], exercises[name], handed_in[student][name],
+                                   limits.for_notebook(name), policy, env)
         except Exception as err:  # noqa: BLE001 - the batch goes on; this student's notebook gets zero and the reason
-            grade = NotebookGrade(name, {e.column: Outcome(0.0, e.points, f"grader error: {type(err).__name__}: {err}")
-                                         for e in exercises[name]})
-        grade.notebook = name
+            grade = zero_grade(name, exercises[name], f"grader error: {type(err).__name__}: {err}")
         results[student].append(grade)
     columns = [e.column for name in graded for e in exercises[name]]
     for student, notebooks in results.items():

@@ -86,11 +86,15 @@ def split_hidden(source: str) -> tuple[str, str]:
     return "\n".join(visible).rstrip() + ("\n" if visible else ""), "\n".join(hidden)
 
 
+def without_magics(source: str) -> str:
+    """A cell as plain Python: IPython's magics and shell escapes (``%time``, ``!pip``) become blank lines."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
 def defined_names(source: str) -> tuple[str, ...]:
     """Top-level names a cell binds (def, class, assignment, import, for/with targets), in order of appearance."""
-    python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
     try:
-        tree = ast.parse(python)  # IPython's magics and shell escapes left out
+        tree = ast.parse(without_magics(source))
     except SyntaxError:
         return ()
     names: list[str] = []
