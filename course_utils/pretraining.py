@@ -75,17 +75,25 @@ def check_blocks_fit(model: torch.nn.Module, blocks: torch.Tensor, batch_size: i
         raise ValueError(f"batch_size must be an int between 1 and the number of blocks ({blocks.shape[0]}); got {batch_size!r}.")
 
 
+# (encoder attribute, MLM head attribute) of the masked-LM classes whose head can score a subset of positions
+_MLM_PARTS = (("bert", "cls"), ("albert", "predictions"))
+
+
 def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """MLM cross-entropy of a ``BertForMaskedLM``, projecting only the masked positions onto the vocabulary.
+    """MLM cross-entropy of a masked LM, projecting only the masked positions onto the vocabulary.
 
     input_ids, labels: [B, T] (labels = IGNORE_INDEX where nothing is predicted). Equals
     ``model(input_ids=input_ids, labels=labels).loss`` up to float rounding, at a fraction of the cost:
     hidden [B, T, H] -> gather the M masked rows [M, H] -> logits [M, V] instead of [B, T, V].
+    ``BertForMaskedLM`` and ``AlbertForMaskedLM`` take this shortcut; other masked LMs compute the model's own loss.
     """
-    hidden = model.bert(input_ids=input_ids).last_hidden_state   # [B, T, H]
-    where = labels != IGNORE_INDEX                                 # [B, T]
-    logits = model.cls(hidden[where])                              # [M, V]
-    return F.cross_entropy(logits.float(), labels[where])
+    for encoder, head in _MLM_PARTS:
+        if hasattr(model, encoder) and hasattr(model, head):
+            hidden = getattr(model, encoder)(input_ids=input_ids).last_hidden_state   # [B, T, H]
+            where = labels != IGNORE_INDEX                                              # [B, T]
+            logits = getattr(model, head)(hidden[where])                                # [M, V]
+            return F.cross_entropy(logits.float(), labels[where])
+    return model(input_ids=input_ids, labels=labels).loss
 
 
 @torch.no_grad()
@@ -148,7 +156,8 @@ def pretrain_mlm(
     mixed_precision: bool = False,
     progress: bool | None = None,
 ) -> History:
-    """Train ``model`` (a ``BertForMaskedLM``, on any device) with MLM; evaluate on ``eval_blocks`` every ``eval_every`` steps.
+    """Train ``model`` (``BertForMaskedLM``, ``AlbertForMaskedLM``; any device) with MLM; evaluate on ``eval_blocks``
+    every ``eval_every`` steps.
 
     Blocks are drawn without replacement (a fresh permutation each epoch) and masked anew for every batch.
     Linear warmup to ``lr`` over ``warmup_steps``, then linear decay to 0 at ``steps`` (Devlin et al. 2019).

@@ -39,6 +39,22 @@ def test_masked_only_loss_equals_the_full_logits_loss(corpus):
     torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-7)
 
 
+@pytest.mark.parametrize("architecture", ["albert", "electra"])
+def test_other_masked_lms_give_their_own_loss(corpus, architecture):
+    """ALBERT takes the masked-rows shortcut; a model without one (ELECTRA's generator) falls back to its own loss."""
+    from transformers import AlbertConfig, AlbertForMaskedLM, ElectraConfig, ElectraForMaskedLM
+
+    tok, blocks, _ = corpus
+    shape = dict(vocab_size=len(tok), embedding_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, max_position_embeddings=32)
+    torch.manual_seed(0)
+    model = (AlbertForMaskedLM(AlbertConfig(**shape)) if architecture == "albert"
+             else ElectraForMaskedLM(ElectraConfig(**shape))).eval()
+    batch = mask_tokens(blocks[:16], tok, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(masked_lm_loss(model, batch.input_ids, batch.labels),
+                               model(input_ids=batch.input_ids, labels=batch.labels).loss, rtol=1e-5, atol=1e-6)
+
+
 def test_config_and_parameter_counts():
     cfg = bert_config(30522, BertSize(768, 12, 12, 3072), 512)
     with torch.device("meta"):
