@@ -43,6 +43,29 @@ def pick_device() -> torch.device:
     return torch.device("cpu")
 
 
+def _cpu_model() -> str:
+    """The processor's marketing name where Linux tells it (/proc/cpuinfo), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def device_name(device: torch.device | str) -> str:
+    """What ``device`` is, for printed tables and the course report: ``"cuda (NVIDIA H100 80GB HBM3)"``,
+    ``"cpu (AMD EPYC, 2 threads)"``. Timings mean little without it."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    if device.type == "cpu":
+        return f"cpu ({_cpu_model()}, {torch.get_num_threads()} threads)"
+    return str(device)
+
+
 def _version(package: str) -> str:
     try:
         return version(package)

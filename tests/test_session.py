@@ -19,3 +19,11 @@ def test_bad_seed_is_refused():
 
     with pytest.raises(ValueError, match="seed must be a non-negative int"):
         setup(seed=-1)
+
+
+def test_device_names_say_what_ran():
+    from course_utils.session import device_name
+
+    name = device_name("cpu")
+    assert name.startswith("cpu (") and name.endswith(f"{torch.get_num_threads()} threads)")
+    assert device_name(torch.device("meta")) == "meta"
