@@ -141,6 +141,33 @@ class ProbeRecipe:
 
 
 @dataclass(frozen=True)
+class EfficiencyRecipe:
+    """Lesson 07: what the throughput table measures, and the runs that show accumulation, selective fine-tuning,
+    distillation (Sanh et al., 2019) and the tiny ALBERT and ELECTRA models."""
+
+    inference_batches: tuple[int, ...]   # batch sizes of the throughput table
+    inference_lengths: tuple[int, ...]   # sequence lengths (tokens) of the throughput table
+    timing_seconds: float                # each throughput cell is timed for at least this long
+    micro_batch: int                     # examples per micro-batch in the accumulation check
+    accumulation_steps: int              # micro-batches per optimizer step (the large batch is their product)
+    selective: FinetuneRecipe            # SST-2 runs of selective fine-tuning; the full run is the distillation teacher
+    student_layers: tuple[int, ...]      # teacher layers the student keeps (0-based; DistilBERT kept one in two)
+    transfer_examples: int | None        # SST-2 training sentences the teacher labels for the student (None: all)
+    distill_lr: float
+    temperature: float                   # softmax temperature of the soft labels (Hinton et al., 2015)
+    albert_size: BertSize                # the small ALBERT trained on the books (all its layers share one set of weights)
+    electra_size: BertSize               # ELECTRA's discriminator; the generator is half as wide and half as deep
+    embedding_size: int                  # both: token embeddings this wide, projected up to the hidden size
+    family_block_length: int             # tokens per block for the ALBERT and ELECTRA runs on the books
+    family_steps: int                    # their training steps
+    albert_lr: float
+    electra_lr: float                    # generator and discriminator together
+    family_batch_size: int = 16
+    distill_epochs: float = 1
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class Profile:
     """Checkpoints, subset sizes and budgets of one profile."""
 
@@ -162,6 +189,7 @@ class Profile:
     seq2seq: Seq2SeqRecipe | None = None                                 # lesson 04's summarizer
     adaptation: AdaptRecipe | None = None                                # lesson 05's DAPT / TAPT
     probing: ProbeRecipe | None = None                                   # lesson 06's probes
+    efficiency: EfficiencyRecipe | None = None                           # lesson 07's measurements and runs
     encoder_pooling: str = "cls"   # how lesson 03b's heads pool the encoder: "cls" (BERT) or "mean" (sentence encoders)
     # notebooks allowed longer than seconds_budget, e.g. pretraining (name without .ipynb -> seconds)
     seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
@@ -209,10 +237,18 @@ PROFILES: dict[str, Profile] = {
         ),   # 64 word pieces: 15 fine-tuning runs fit the budget; 128 cost ~40 % more per run and scored no higher
         probing=ProbeRecipe(train_sentences=1500, eval_sentences=500, max_words=60, probe_epochs=5, crows_pairs=500,
                             fact_repeats=40, fact_steps=100, fact_lr=1e-3),
+        efficiency=EfficiencyRecipe(  # MiniLM teacher (6 layers) -> 2-layer student; ~35 s of the lesson's budget
+            inference_batches=(1, 8, 32), inference_lengths=(32, 128), timing_seconds=0.5, micro_batch=8,
+            accumulation_steps=4,
+            selective=FinetuneRecipe(train_examples=2000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
+            student_layers=(0, 5), transfer_examples=5000, distill_lr=3e-4, temperature=2.0,
+            albert_size=BertSize(128, 4, 2, 512), electra_size=BertSize(128, 2, 2, 512), embedding_size=64,
+            family_block_length=64, family_steps=150, albert_lr=2e-3, electra_lr=3e-4,
+        ),  # ELECTRA at 1e-3 or more: the discriminator collapsed to "nothing was replaced" in 150 steps
         seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
                                   ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0),
                                   ("04_seq2seq_t5_bart", 180.0), ("05_domain_adaptive_pretraining", 240.0),
-                                  ("06_probing", 180.0)),
+                                  ("06_probing", 180.0), ("07_efficiency_and_the_bert_family", 180.0)),
         finetuning={
             "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
             "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
@@ -259,6 +295,14 @@ PROFILES: dict[str, Profile] = {
             general_model="bert-base-uncased", block_length=128, batch_size=32, steps=2000, lr=1e-4,
             eval_blocks=256, corpus_sentences=None, seeds=5,
             finetune=FinetuneRecipe(train_examples=None, epochs=3, lr=2e-5, batch_size=32, max_length=256),
+        ),
+        efficiency=EfficiencyRecipe(  # bert-base-uncased teacher (12 layers) -> DistilBERT's 6 (every other layer)
+            inference_batches=(1, 8, 32, 128), inference_lengths=(32, 128, 512), timing_seconds=1.0, micro_batch=8,
+            accumulation_steps=4,
+            selective=FinetuneRecipe(train_examples=20000, epochs=1, lr=2e-5, batch_size=32, max_length=128),
+            student_layers=(0, 2, 4, 6, 8, 10), transfer_examples=None, distill_lr=5e-5, temperature=2.0,
+            albert_size=BertSize(256, 8, 4, 1024), electra_size=BertSize(256, 4, 4, 1024), embedding_size=128,
+            family_block_length=128, family_steps=1000, albert_lr=1e-3, electra_lr=3e-4, family_batch_size=32,
         ),
         finetuning={  # the BERT paper's recipe (lr 2e-5 to 5e-5, batch 32), one epoch where the data is large
             "sst2": FinetuneRecipe(train_examples=None, epochs=1, lr=2e-5, batch_size=32, max_length=128),

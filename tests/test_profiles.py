@@ -76,3 +76,15 @@ def test_news_summarization_is_full_profile_only_and_hub_only():
     assert news.dataset in {entry.hub for entry in DATASETS}
     assert not dataset_available(news.dataset)[0]      # the mirror lacks it: the notebook must skip, not fail
     assert news.max_target_length <= news.max_source_length and news.lead_words > 0
+
+
+@pytest.mark.parametrize("name", ["quick", "full"])
+def test_lesson_07_recipe_fits_its_models(name):
+    r = get_profile(name).efficiency
+    layers = 6 if name == "quick" else 12          # all-MiniLM-L6-v2 and bert-base-uncased
+    assert 0 < len(r.student_layers) < layers and list(r.student_layers) == sorted(set(r.student_layers))
+    assert all(0 <= i < layers for i in r.student_layers)
+    assert r.micro_batch >= 1 and r.accumulation_steps >= 2 and r.temperature >= 1 and r.timing_seconds > 0
+    assert max(r.inference_lengths) <= 512 and r.selective.train_examples != 0
+    assert r.transfer_examples is None or r.transfer_examples >= r.selective.train_examples
+    assert get_profile("quick").seconds_budget_for("07_efficiency_and_the_bert_family") == 180  # the 3 minutes
