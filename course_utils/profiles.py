@@ -238,10 +238,10 @@ PROFILES: dict[str, Profile] = {
         probing=ProbeRecipe(train_sentences=1500, eval_sentences=500, max_words=60, probe_epochs=5, crows_pairs=500,
                             fact_repeats=40, fact_steps=100, fact_lr=1e-3),
         efficiency=EfficiencyRecipe(  # MiniLM teacher (6 layers) -> 2-layer student; ~35 s of the lesson's budget
-            inference_batches=(1, 8, 32), inference_lengths=(32, 128), timing_seconds=0.5, micro_batch=8,
+            inference_batches=(1, 8, 32), inference_lengths=(32, 128), timing_seconds=0.3, micro_batch=8,
             accumulation_steps=4,
             selective=FinetuneRecipe(train_examples=2000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
-            student_layers=(0, 5), transfer_examples=5000, distill_lr=3e-4, temperature=2.0,
+            student_layers=(0, 5), transfer_examples=4000, distill_lr=3e-4, temperature=2.0,
             albert_size=BertSize(128, 4, 2, 512), electra_size=BertSize(128, 2, 2, 512), embedding_size=64,
             family_block_length=64, family_steps=150, albert_lr=2e-3, electra_lr=3e-4,
         ),  # ELECTRA at 1e-3 or more: the discriminator collapsed to "nothing was replaced" in 150 steps
