@@ -23,3 +23,15 @@ def sentences():
     from course_utils import load_dataset
 
     return load_dataset("nyu-mll/glue", "sst2", split="train")["sentence"][:3000]
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm(tokenizer):
+    """An untrained 2-layer BertForMaskedLM on the MiniLM vocabulary: cheap, deterministic, for MLM-head plumbing."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64)
+    return BertForMaskedLM(cfg).eval()

@@ -2,21 +2,12 @@ import datasets
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM
 
 from course_utils.cloze import (check_template, fill_mask, is_single_token, load_facts, negation_pairs,
                                 precision_at_k, word_log_probs)
 from course_utils.probing import (ScalarMixProbe, control_task, fit_probe, flat_labels, layer, linear_probe,
                                   majority_accuracy, mlp_probe, probe_accuracy, word_features)
 from course_utils.pseudo_likelihood import masked_log_probs, pair_scores, shared_positions, stereotype_score
-
-
-@pytest.fixture(scope="module")
-def tiny_mlm(tokenizer):
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=40)
-    return BertForMaskedLM(cfg).eval()
 
 
 # ------------------------------------------------------------------------------------------------------- cloze
@@ -110,7 +101,7 @@ def test_stereotype_score_follows_the_pair_direction(monkeypatch):
 
 def test_stereotype_score_runs_on_the_mirror(tiny_mlm, tokenizer):
     rows = datasets.load_dataset("../shared/data/crows_pairs", split="test").select(range(3))
-    short = [r for r in rows if len(tokenizer(r["sent_more"])["input_ids"]) <= 40]
+    short = [r for r in rows if len(tokenizer(r["sent_more"])["input_ids"]) <= 64]
     score, _, verdicts = stereotype_score(tiny_mlm, tokenizer, short)
     assert len(verdicts) == len(short) and 0 <= score <= 1
 
@@ -136,8 +127,8 @@ def test_word_features_keep_each_words_first_piece(tiny_mlm, tokenizer):
     assert torch.equal(layer(feats, -1), feats[:, 2])
     with pytest.raises(IndexError, match="layers 0 \\(embeddings\\) to 2"):
         layer(feats, 3)
-    with pytest.raises(ValueError, match="positions; the model has 40"):
-        word_features(encoder, tokenizer, [["word"] * 60])
+    with pytest.raises(ValueError, match="positions; the model has 64"):
+        word_features(encoder, tokenizer, [["word"] * 80])
 
 
 def test_probes_learn_a_readable_signal_and_not_noise():

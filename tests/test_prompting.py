@@ -1,18 +1,9 @@
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM
 
 from course_utils.cloze import word_log_probs
 from course_utils.prompting import (Pattern, label_logits, mask_label_logits, pattern_texts, single_token_neighbours,
                                     verbalizer_ids)
-
-
-@pytest.fixture(scope="module")
-def tiny_mlm(tokenizer):
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64)
-    return BertForMaskedLM(cfg).eval()
 
 
 def test_a_pattern_fills_its_fields_and_keeps_the_slot():
