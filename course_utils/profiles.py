@@ -163,7 +163,6 @@ class EfficiencyRecipe:
     albert_lr: float
     electra_lr: float                    # generator and discriminator together
     family_batch_size: int = 16
-    distill_epochs: float = 1
     seed: int = 0
 
 
