@@ -79,6 +79,15 @@ def check_blocks_fit(model: torch.nn.Module, blocks: torch.Tensor, batch_size: i
 _MLM_PARTS = (("bert", "cls"), ("albert", "predictions"))
 
 
+def mlm_parts(model):
+    """(encoder, MLM head) of a ``BertForMaskedLM`` or ``AlbertForMaskedLM``, so that a caller can project only the
+    positions it needs onto the vocabulary; None for other models."""
+    for encoder, head in _MLM_PARTS:
+        if hasattr(model, encoder) and hasattr(model, head):
+            return getattr(model, encoder), getattr(model, head)
+    return None
+
+
 def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """MLM cross-entropy of a masked LM, projecting only the masked positions onto the vocabulary.
 
@@ -87,13 +96,13 @@ def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torc
     hidden [B, T, H] -> gather the M masked rows [M, H] -> logits [M, V] instead of [B, T, V].
     ``BertForMaskedLM`` and ``AlbertForMaskedLM`` take this shortcut; other masked LMs compute the model's own loss.
     """
-    for encoder, head in _MLM_PARTS:
-        if hasattr(model, encoder) and hasattr(model, head):
-            hidden = getattr(model, encoder)(input_ids=input_ids).last_hidden_state   # [B, T, H]
-            where = labels != IGNORE_INDEX                                              # [B, T]
-            logits = getattr(model, head)(hidden[where])                                # [M, V]
-            return F.cross_entropy(logits.float(), labels[where])
-    return model(input_ids=input_ids, labels=labels).loss
+    parts = mlm_parts(model)
+    if parts is None:
+        return model(input_ids=input_ids, labels=labels).loss
+    encoder, head = parts
+    hidden = encoder(input_ids=input_ids).last_hidden_state                   # [B, T, H]
+    where = labels != IGNORE_INDEX                                            # [B, T]
+    return F.cross_entropy(head(hidden[where]).float(), labels[where])        # [M, V] logits
 
 
 @torch.no_grad()

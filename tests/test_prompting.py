@@ -3,7 +3,7 @@ import torch
 
 from course_utils.cloze import word_log_probs
 from course_utils.prompting import (Pattern, label_logits, mask_label_logits, pattern_texts, single_token_neighbours,
-                                    verbalizer_ids)
+                                    verbalizer_ids, vocabulary_logits_at_mask)
 
 
 def test_a_pattern_fills_its_fields_and_keeps_the_slot():
@@ -71,3 +71,20 @@ def test_label_logits_are_the_mask_logits_of_the_label_words(tiny_mlm, tokenizer
     no_mask = tokenizer(["A fine film."], return_tensors="pt")
     with pytest.raises(ValueError, match="Every row needs exactly one mask token"):
         mask_label_logits(tiny_mlm, no_mask, tokenizer.mask_token_id, torch.tensor(ids))
+
+
+def test_only_the_mask_rows_reach_the_head_and_other_mlms_take_their_whole_head(tiny_mlm, tokenizer):
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
+
+    texts = ["A fine film. It was [MASK].", "Dull. [MASK]!"]
+    batch = tokenizer([t.replace("[MASK]", tokenizer.mask_token) for t in texts], padding=True, return_tensors="pt")
+    rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+    torch.manual_seed(0)
+    distil = DistilBertForMaskedLM(DistilBertConfig(vocab_size=len(tokenizer), dim=32, n_layers=1, n_heads=2,
+                                                    hidden_dim=64, max_position_embeddings=64)).eval()
+    for model, inputs in ((tiny_mlm, batch), (distil, {k: v for k, v in batch.items() if k != "token_type_ids"})):
+        with torch.no_grad():
+            want = model(**inputs).logits[rows, cols]                          # every position, then the masks
+            got = vocabulary_logits_at_mask(model, inputs, tokenizer.mask_token_id)
+        assert got.shape == (2, len(tokenizer))
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
