@@ -167,6 +167,34 @@ class EfficiencyRecipe:
 
 
 @dataclass(frozen=True)
+class PromptRecipe:
+    """Lesson 08: zero-shot cloze patterns and few-shot PET (Schick & Schütze, 2021) on an MLM, and multi-task
+    fine-tuning of one sentence-pair encoder with a head per task (Liu et al., 2019)."""
+
+    mlm_model: str                       # BERT *with* its MLM head: the patterns' zero-shot and PET model
+    max_length: int                      # tokens per pattern text (the pattern itself is never cut)
+    fewshot_k: tuple[int, ...]           # labelled training examples per few-shot run (half of each class)
+    seeds: int                           # few-shot runs per k and method (a seed draws the examples and the init)
+    fewshot_steps: int                   # optimizer steps of every few-shot run, PET and [CLS] head alike
+    fewshot_batch_size: int
+    pet_lr: float
+    head_lr: float
+    demonstrations: int                  # labelled examples put in front of the input (in-context, no training)
+    multitask_encoder: str               # the shared encoder of the multi-task runs
+    small_task: str                      # GLUE task with little data, scored on its whole validation split
+    aux_task: str                        # the related task that shares the encoder
+    small_examples: int | None           # training examples of each (None: the whole split)
+    aux_examples: int | None
+    multitask_trained_layers: int | None  # top encoder layers trained (None: all); the frozen ones run once
+    multitask_steps: int                 # batches of the small task, in the single- and the multi-task run alike
+    multitask_lr: float
+    multitask_batch_size: int
+    sampling_temperature: float          # task i is drawn with probability proportional to size_i ** (1 / T)
+    multitask_seeds: int
+    multitask_max_length: int
+
+
+@dataclass(frozen=True)
 class Profile:
     """Checkpoints, subset sizes and budgets of one profile."""
 
@@ -189,6 +217,7 @@ class Profile:
     adaptation: AdaptRecipe | None = None                                # lesson 05's DAPT / TAPT
     probing: ProbeRecipe | None = None                                   # lesson 06's probes
     efficiency: EfficiencyRecipe | None = None                           # lesson 07's measurements and runs
+    prompting: PromptRecipe | None = None                                # lesson 08's patterns, PET and multi-task
     encoder_pooling: str = "cls"   # how lesson 03b's heads pool the encoder: "cls" (BERT) or "mean" (sentence encoders)
     # notebooks allowed longer than seconds_budget, e.g. pretraining (name without .ipynb -> seconds)
     seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
@@ -244,10 +273,18 @@ PROFILES: dict[str, Profile] = {
             albert_size=BertSize(128, 4, 2, 512), electra_size=BertSize(128, 2, 2, 512), embedding_size=64,
             family_block_length=64, family_steps=150, albert_lr=2e-3, electra_lr=3e-4,
         ),  # ELECTRA at 1e-3 or more: the discriminator collapsed to "nothing was replaced" in 150 steps
+        prompting=PromptRecipe(  # the tiny BERT is the only offline MLM with a trained head; MiniLM trains its top layer
+            mlm_model="course/tiny-bert-books", max_length=64, fewshot_k=(8, 16, 32, 64), seeds=3, fewshot_steps=40,
+            fewshot_batch_size=8, pet_lr=1e-3, head_lr=1e-3, demonstrations=4,
+            multitask_encoder="sentence-transformers/all-MiniLM-L6-v2", small_task="stsb", aux_task="mrpc",
+            small_examples=400, aux_examples=800, multitask_trained_layers=1, multitask_steps=40, multitask_lr=5e-4,
+            multitask_batch_size=16, sampling_temperature=2.0, multitask_seeds=3, multitask_max_length=64,
+        ),
         seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
                                   ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0),
                                   ("04_seq2seq_t5_bart", 180.0), ("05_domain_adaptive_pretraining", 240.0),
-                                  ("06_probing", 180.0), ("07_efficiency_and_the_bert_family", 180.0)),
+                                  ("06_probing", 180.0), ("07_efficiency_and_the_bert_family", 180.0),
+                                  ("08_prompting_and_few_shot", 180.0)),
         finetuning={
             "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
             "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
@@ -302,6 +339,13 @@ PROFILES: dict[str, Profile] = {
             student_layers=(0, 2, 4, 6, 8, 10), transfer_examples=None, distill_lr=5e-5, temperature=2.0,
             albert_size=BertSize(256, 8, 4, 1024), electra_size=BertSize(256, 4, 4, 1024), embedding_size=128,
             family_block_length=128, family_steps=1000, albert_lr=1e-3, electra_lr=3e-4, family_batch_size=32,
+        ),
+        prompting=PromptRecipe(  # PET's own settings where it gave them: lr 1e-5, batch 16; every layer trains
+            mlm_model="bert-base-uncased", max_length=128, fewshot_k=(8, 16, 32, 64), seeds=5, fewshot_steps=250,
+            fewshot_batch_size=16, pet_lr=1e-5, head_lr=2e-5, demonstrations=8,
+            multitask_encoder="bert-base-uncased", small_task="stsb", aux_task="mrpc", small_examples=1000,
+            aux_examples=None, multitask_trained_layers=None, multitask_steps=200, multitask_lr=2e-5,
+            multitask_batch_size=16, sampling_temperature=2.0, multitask_seeds=3, multitask_max_length=128,
         ),
         finetuning={  # the BERT paper's recipe (lr 2e-5 to 5e-5, batch 32), one epoch where the data is large
             "sst2": FinetuneRecipe(train_examples=None, epochs=1, lr=2e-5, batch_size=32, max_length=128),

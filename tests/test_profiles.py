@@ -88,3 +88,17 @@ def test_lesson_07_recipe_fits_its_models(name):
     assert max(r.inference_lengths) <= 512 and r.selective.train_examples != 0
     assert r.transfer_examples is None or r.transfer_examples >= r.selective.train_examples
     assert get_profile("quick").seconds_budget_for("07_efficiency_and_the_bert_family") == 180  # the issue's 3 minutes
+
+
+@pytest.mark.parametrize("name", ["quick", "full"])
+def test_lesson_08_recipe_names_real_tasks_and_the_issues_k(name):
+    from course_utils.glue import glue_task
+
+    r = get_profile(name).prompting
+    assert r.fewshot_k == (8, 16, 32, 64) and r.seeds >= 3 and r.multitask_seeds >= 2   # the issue's k, >= 3 seeds
+    assert all(k % 2 == 0 for k in r.fewshot_k)                      # each run draws half of each class
+    assert r.small_task != r.aux_task and glue_task(r.small_task) and glue_task(r.aux_task)
+    assert r.small_examples is None or r.aux_examples is None or r.small_examples < r.aux_examples
+    assert r.sampling_temperature >= 1 and r.multitask_steps > 0 and r.max_length <= 512
+    assert r.mlm_model == get_profile(name).mlm_checkpoint          # the MLM with a head that lessons 05-06 use
+    assert get_profile("quick").seconds_budget_for("08_prompting_and_few_shot") == 180  # the issue's 3 minutes
