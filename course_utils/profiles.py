@@ -340,7 +340,7 @@ PROFILES: dict[str, Profile] = {
             albert_size=BertSize(256, 8, 4, 1024), electra_size=BertSize(256, 4, 4, 1024), embedding_size=128,
             family_block_length=128, family_steps=1000, albert_lr=1e-3, electra_lr=3e-4, family_batch_size=32,
         ),
-        prompting=PromptRecipe(  # PET's own settings where it gave them: lr 1e-5, batch 16; every layer trains
+        prompting=PromptRecipe(  # PET trained 250 steps at lr 1e-5 (Schick & Schütze, 2021); every layer trains
             mlm_model="bert-base-uncased", max_length=128, fewshot_k=(8, 16, 32, 64), seeds=5, fewshot_steps=250,
             fewshot_batch_size=16, pet_lr=1e-5, head_lr=2e-5, demonstrations=8,
             multitask_encoder="bert-base-uncased", small_task="stsb", aux_task="mrpc", small_examples=1000,
