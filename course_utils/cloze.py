@@ -15,6 +15,8 @@ from pathlib import Path
 
 import torch
 
+from .pretraining import mlm_parts
+
 SLOT = "[MASK]"
 FACTS_FILE = Path(__file__).parent / "data" / "cloze_facts.tsv"
 
@@ -56,6 +58,23 @@ def load_facts(path: str | Path = FACTS_FILE) -> list[Cloze]:
     return facts
 
 
+def logits_at_mask(model, batch, mask_token_id: int) -> torch.Tensor:
+    """The MLM head's logits over the vocabulary at each row's one mask token: a tokenized batch [B, T] -> [B, V].
+
+    BERT and ALBERT project only the B mask rows onto the vocabulary (hidden [B, T, H] -> [B, H] -> [B, V]), not
+    all B x T positions; other masked LMs run their whole head."""
+    rows, cols = (batch["input_ids"] == mask_token_id).nonzero(as_tuple=True)
+    if not torch.equal(rows, torch.arange(batch["input_ids"].shape[0], device=rows.device)):     # row i, once
+        raise ValueError(f"Every row needs exactly one mask token (id {mask_token_id}); found {rows.numel()} mask(s) "
+                         f"in {batch['input_ids'].shape[0]} rows (cloze templates and pattern_texts give one each).")
+    inputs = {k: v for k, v in batch.items() if k != "labels"}
+    parts = mlm_parts(model)
+    if parts is None:
+        return model(**inputs).logits[rows, cols]
+    encoder, head = parts
+    return head(encoder(**inputs).last_hidden_state[rows, cols])                 # [B, H] -> [B, V]
+
+
 @torch.no_grad()
 def mask_logits(model, tokenizer, templates: Sequence[str], batch_size: int = 32):
     """The MLM head's logits at the one ``[MASK]`` of each template, batch by batch: yields (start index, logits
@@ -67,8 +86,7 @@ def mask_logits(model, tokenizer, templates: Sequence[str], batch_size: int = 32
     try:
         for start in range(0, len(texts), batch_size):
             batch = tokenizer(texts[start:start + batch_size], return_tensors="pt", padding=True).to(device)
-            rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
-            yield start, model(**batch).logits[rows, cols]                          # [B, vocab]
+            yield start, logits_at_mask(model, batch, tokenizer.mask_token_id)      # [B, vocab]
     finally:
         model.train(was_training)
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .cloze import SLOT, check_template, is_single_token
-from .pretraining import mlm_parts
+from .cloze import SLOT, is_single_token, logits_at_mask, mask_logits
 
 
 @dataclass(frozen=True)
@@ -116,49 +115,19 @@ def pattern_texts(pattern: Pattern | str, rows: Sequence[Mapping[str, str]], tok
     return out
 
 
-def vocabulary_logits_at_mask(model, batch: Mapping[str, torch.Tensor], mask_token_id: int) -> torch.Tensor:
-    """The MLM head's logits over the vocabulary at each row's one mask token: a tokenized batch [B, T] -> [B, V].
-
-    BERT and ALBERT project only the B mask rows onto the vocabulary (hidden [B, T, H] -> [B, H] -> [B, V]), not
-    all B x T positions; other masked LMs run their whole head."""
-    rows, cols = (batch["input_ids"] == mask_token_id).nonzero(as_tuple=True)
-    if not torch.equal(rows, torch.arange(batch["input_ids"].shape[0], device=rows.device)):     # row i, once
-        raise ValueError(f"Every row needs exactly one mask token (id {mask_token_id}); found {rows.numel()} mask(s) "
-                         f"in {batch['input_ids'].shape[0]} rows. Build the rows with pattern_texts.")
-    inputs = {k: v for k, v in batch.items() if k != "labels"}
-    parts = mlm_parts(model)
-    if parts is None:
-        return model(**inputs).logits[rows, cols]
-    encoder, head = parts
-    return head(encoder(**inputs).last_hidden_state[rows, cols])                 # [B, H] -> [B, V]
-
-
 def mask_label_logits(model, batch: Mapping[str, torch.Tensor], mask_token_id: int, label_ids: torch.Tensor
                       ) -> torch.Tensor:
     """Differentiable label-word logits for training (PET): a tokenized batch with one mask per row -> [B, C]
     (column c is label c's word)."""
-    logits = vocabulary_logits_at_mask(model, batch, mask_token_id)                # [B, V]
+    logits = logits_at_mask(model, batch, mask_token_id)                           # [B, V]
     return logits[:, torch.as_tensor(label_ids).to(logits.device)]                 # [B, C]
 
 
-@torch.no_grad()
 def label_logits(model, tokenizer, texts: Sequence[str], label_ids: Sequence[int], batch_size: int = 64
                  ) -> torch.Tensor:
     """The MLM head's logits of the label words at each text's ``[MASK]``: texts with one ``[MASK]`` -> [N, C]
-    (column c is label c's word). ``argmax(-1)`` is the zero-shot prediction. Texts run shortest first, so a batch
-    pads little; the rows come back in the order given."""
+    (column c is label c's word). ``argmax(-1)`` is the zero-shot prediction."""
     ids = torch.as_tensor(list(label_ids))
-    texts = [check_template(t).replace(SLOT, tokenizer.mask_token) for t in texts]
-    device = next(model.parameters()).device
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    out = torch.empty(len(texts), len(ids))
-    was_training = model.training
-    model.eval()
-    try:
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            batch = tokenizer([texts[i] for i in rows], return_tensors="pt", padding=True).to(device)
-            out[rows] = mask_label_logits(model, batch, tokenizer.mask_token_id, ids).float().cpu()
-    finally:
-        model.train(was_training)
-    return out
+    out = [logits[:, ids.to(logits.device)].float().cpu() for _, logits in mask_logits(model, tokenizer, texts,
+                                                                                           batch_size)]
+    return torch.cat(out) if out else torch.empty(0, len(ids))

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from course_utils.cloze import word_log_probs
+from course_utils.cloze import logits_at_mask, word_log_probs
 from course_utils.prompting import (Pattern, label_logits, mask_label_logits, pattern_texts, single_token_neighbours,
-                                    verbalizer_ids, vocabulary_logits_at_mask)
+                                    verbalizer_ids)
 
 
 def test_a_pattern_fills_its_fields_and_keeps_the_slot():
@@ -85,6 +85,6 @@ def test_only_the_mask_rows_reach_the_head_and_other_mlms_take_their_whole_head(
     for model, inputs in ((tiny_mlm, batch), (distil, {k: v for k, v in batch.items() if k != "token_type_ids"})):
         with torch.no_grad():
             want = model(**inputs).logits[rows, cols]                          # every position, then the masks
-            got = vocabulary_logits_at_mask(model, inputs, tokenizer.mask_token_id)
+            got = logits_at_mask(model, inputs, tokenizer.mask_token_id)
         assert got.shape == (2, len(tokenizer))
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
