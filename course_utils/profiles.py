@@ -63,6 +63,16 @@ class FinetuneRecipe:
     seed: int = 0
     stride: int = 128              # question answering: tokens shared by neighbouring windows of a long context
     heldout_articles: int = 8      # question answering offline: SQuAD articles held out for evaluation
+    answer_windows_only: bool = False  # question answering: train only on the windows that hold the answer
+    eval_max_length: int | None = None  # question answering: evaluation windows (None: max_length, stride)
+    eval_stride: int | None = None
+
+    @property
+    def eval_windows(self) -> tuple[int, int]:
+        """(max_length, stride) of the windows a question-answering model is evaluated on."""
+        if self.eval_max_length is None:
+            return self.max_length, self.stride
+        return self.eval_max_length, self.stride if self.eval_stride is None else self.eval_stride
 
 
 @dataclass(frozen=True)
@@ -281,7 +291,8 @@ PROFILES: dict[str, Profile] = {
             multitask_batch_size=16, sampling_temperature=2.0, multitask_seeds=3, multitask_max_length=64,
         ),
         seconds_budget_overrides=(("02_pretraining_bert", 180.0), ("03a_finetuning_glue", 240.0),
-                                  ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_tokens_and_spans", 240.0),
+                                  ("03b_sentence_pairs_and_embeddings", 240.0), ("03c_named_entities", 240.0),
+                                  ("03d_question_answering", 240.0),
                                   ("04_seq2seq_t5_bart", 180.0), ("05_domain_adaptive_pretraining", 240.0),
                                   ("06_probing", 180.0), ("07_efficiency_and_the_bert_family", 180.0),
                                   ("08_prompting_and_few_shot", 180.0)),
@@ -293,8 +304,11 @@ PROFILES: dict[str, Profile] = {
             "rte": FinetuneRecipe(train_examples=500, epochs=1, lr=1e-4, batch_size=16, max_length=128),
             "stsb": FinetuneRecipe(train_examples=2000, epochs=1, lr=2e-4, batch_size=16, max_length=128),
             "cola": FinetuneRecipe(train_examples=3000, epochs=1, lr=2e-4, batch_size=32, max_length=64),
-            "conll2003": FinetuneRecipe(train_examples=2000, epochs=1, lr=3e-4, batch_size=8, max_length=128),
-            "squad": FinetuneRecipe(train_examples=600, epochs=1, lr=3e-4, batch_size=8, max_length=256, stride=64),
+            "conll2003": FinetuneRecipe(train_examples=4000, epochs=1, lr=3e-4, batch_size=8, max_length=128),
+            # Trained on 128-token windows that hold the answer, evaluated on 256-token windows (lesson 03d says why).
+            # Held-out F1 with all 256-token windows: 10 (600 questions, batch 8); 1,200 this way: 32 in less time
+            "squad": FinetuneRecipe(train_examples=1200, epochs=1, lr=3e-4, batch_size=16, max_length=128, stride=32,
+                                    answer_windows_only=True, eval_max_length=256, eval_stride=64),
         },
     ),
     "full": Profile(

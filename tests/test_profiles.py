@@ -57,14 +57,19 @@ def test_every_profile_has_the_fine_tuning_recipes_lesson_03_reads(name):
     for task in ["sst2", "sst2_small", "sst2_tiny_bert", "mrpc", "rte", "stsb", "cola", "conll2003", "squad"]:
         r = p.finetune(task)
         assert r.epochs > 0 and r.lr > 0 and 0 <= r.warmup_ratio < 1 and r.max_length <= 512
-    assert p.finetune("squad").stride < p.finetune("squad").max_length // 2
+    squad = p.finetune("squad")
+    assert squad.stride < squad.max_length // 2
+    eval_length, eval_stride = squad.eval_windows
+    assert eval_length >= squad.max_length and eval_stride < eval_length // 2
+    assert p.finetune("sst2").eval_windows == (128, 128)   # no evaluation windows of its own: the training ones
     with pytest.raises(ValueError, match=r"no fine-tuning recipe for 'mnli'. Accepted: sst2, sst2_small"):
         p.finetune("mnli")
 
 
 def test_lesson_03_notebooks_have_their_own_budget():
     quick = get_profile("quick")
-    for notebook in ["03a_finetuning_glue", "03b_sentence_pairs_and_embeddings", "03c_tokens_and_spans"]:
+    for notebook in ["03a_finetuning_glue", "03b_sentence_pairs_and_embeddings", "03c_named_entities",
+                     "03d_question_answering"]:
         assert quick.seconds_budget_for(notebook) == 240  # the 4 minutes per notebook
 
 
