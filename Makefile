@@ -1,30 +1,47 @@
-# The course's two commands:  `make course` (run every notebook) and `make test` (run the tests).
-# Both create the environment in .venv first if it is missing or older than pyproject.toml.
+# The course's commands: `make course` (run every notebook), `make test` (run the tests), `make lab` (open the lessons).
+# Each creates the environment in .venv first if it is missing or older than pyproject.toml.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-# torch is pinned only here: 2.13.0 is the local CPU build (a looser spec would pull CUDA wheels).
-TORCH  ?= torch==2.13.0
+# torch is pinned only here, and comes as the CPU build: on Linux the package index's default torch wheel is the CUDA
+# build with several GB of CUDA libraries, so it comes from PyTorch's CPU index. On a machine with an NVIDIA driver
+# (nvidia-smi), or where that index cannot be reached (a local wheelhouse, as on the course's CI), pip's own sources
+# are used as they are. macOS and Windows wheels on the package index are CPU builds already.
+TORCH       ?= torch==2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+EXTRAS      ?= offline,lab,runner,dev
+# `make test` plays a student without the offline mirror: only the datasets the registry takes from the hub are
+# visible, copied from ../shared/data into this folder, which stands in for the hub (tests/hub_standin.py).
+HUB_STANDIN ?= build/hub-standin
 
-.PHONY: course test env refresh-notebooks bench clean
+.PHONY: course test lab env refresh-notebooks bench clean
 
 env: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	@if [ "$$(uname -s)" = Linux ] && ! command -v nvidia-smi >/dev/null 2>&1 && \
+	    $(PY) -c "import socket, urllib.parse as u; h = u.urlparse('$(TORCH_INDEX)'); socket.create_connection((h.hostname, 443), 3)" 2>/dev/null; \
+	then echo "installing $(TORCH) (CPU build) from $(TORCH_INDEX)"; \
+	     $(PY) -m pip install --quiet "$(TORCH)" --index-url "$(TORCH_INDEX)"; \
+	else echo "installing $(TORCH) from pip's configured sources"; \
+	     $(PY) -m pip install --quiet "$(TORCH)"; fi
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 # The main job: every notebook headless in the quick profile -> build/notebooks/*.ipynb + build/course-report.json
 course: $(STAMP)
 	$(PY) -m course_utils.run_course --profile quick --out build
 
-# Unit tests, the notebooks under nbval, offline and in the quick profile.
+# Unit tests and the notebooks under nbval, offline, in the quick profile, without the mirror (see HUB_STANDIN).
 test: $(STAMP)
-	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 $(PY) -m pytest
+	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest
+
+# JupyterLab on the lessons, in the course's environment.
+lab: $(STAMP)
+	$(PY) -m jupyter lab notebooks
 
 # Maintainers: re-execute the notebooks offline and commit them with their outputs.
 refresh-notebooks: $(STAMP)

@@ -213,7 +213,7 @@ def bench_autograde(notebook: str, submissions: int) -> tuple[float, bool]:
     import shutil
 
     from .grading import autograde, release
-    from .resources import repo_root
+    from .paths import repo_root
     from .run_course import run_notebook
 
     source = (repo_root() or Path.cwd()) / "notebooks" / f"{notebook}.ipynb"

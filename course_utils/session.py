@@ -12,7 +12,9 @@ import torch
 
 from .profiles import Profile, get_profile
 from .quiet import is_quiet, quiet_if_asked
-from .resources import describe_path, hub_status, mirror_candidates, mirror_dir, resolve_checkpoint
+from .paths import describe_path
+from .registry import SHIPPED_ROOT
+from .resources import hub_status, mirror_dir, resolve_checkpoint
 
 @dataclass(frozen=True)
 class Session:
@@ -85,7 +87,8 @@ def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Se
     device = pick_device()
     _, why = hub_status("dataset")
     mirror = mirror_dir()
-    mirror_text = describe_path(mirror) if mirror else f"none (looked at {', '.join(map(str, mirror_candidates())) or 'nothing'})"
+    mirror_text = (f"{describe_path(mirror)} (stands in for the hub where there is no internet)" if mirror
+                   else "none (not needed online)")
     session = Session(chosen, device, seed, why, mirror_text, is_quiet())
     if verbose:
         try:  # the resolver's own answer, so the summary can never disagree with what load_model will do
@@ -98,8 +101,9 @@ def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Se
             ("seed", str(seed)),
             ("python", platform.python_version()),
             ("torch / transformers / datasets", f"{torch.__version__} / {_version('transformers')} / {_version('datasets')}"),
+            ("course data", f"{describe_path(SHIPPED_ROOT)} (the corpora the course ships)"),
             ("hub", why),
-            ("dataset mirror", mirror_text),
+            ("offline mirror", mirror_text),
             ("encoder checkpoint", f"{chosen.encoder}  ({encoder_source})"),
         ]
         width = max(len(k) for k, _ in rows)

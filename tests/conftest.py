@@ -1,12 +1,5 @@
-"""Tests run offline, in the quick profile, quietly; notebook kernels started by nbval inherit this environment."""
-import os
-
-os.environ.setdefault("COURSE_PROFILE", "quick")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("COURSE_QUIET", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-import pytest  # noqa: E402
+"""Shared fixtures. The environment every test runs in (offline, quick, the hub's stand-in) is set in ../conftest.py."""
+import pytest
 
 
 @pytest.fixture(scope="session")
@@ -19,7 +12,7 @@ def tokenizer():
 
 @pytest.fixture(scope="session")
 def sentences():
-    """3,000 real SST-2 training sentences from the mirror."""
+    """3,000 real SST-2 training sentences (from the hub's stand-in)."""
     from course_utils import load_dataset
 
     return load_dataset("nyu-mll/glue", "sst2", split="train")["sentence"][:3000]
