@@ -20,9 +20,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .profiles import PROFILES, PretrainRecipe
+from .profiles import COURSE_CHECKPOINT, PROFILES, PretrainRecipe
 
-COURSE_BERT = "course/tiny-bert-books"   # the name later lessons ask the resolver for
+COURSE_BERT = COURSE_CHECKPOINT   # the name later lessons ask the resolver for (profile.course_model)
 CACHE_ENV = "COURSE_CACHE_DIR"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1

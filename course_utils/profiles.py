@@ -10,6 +10,9 @@ import os
 from dataclasses import dataclass, field
 
 PROFILE_ENV = "COURSE_PROFILE"
+# The course's own BERT with its MLM head (lesson 02's quick run), built from the books that ship with the course
+# wherever it runs: the resolver trains and caches it on first use (course_utils.course_bert).
+COURSE_CHECKPOINT = "course/tiny-bert-books"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,9 @@ class FinetuneRecipe:
     warmup_ratio: float = 0.1
     seed: int = 0
     stride: int = 128              # question answering: tokens shared by neighbouring windows of a long context
-    heldout_articles: int = 8      # question answering offline: SQuAD articles held out for evaluation
+    heldout_articles: int = 8      # question answering: validation articles held out when split by article
+    split_by_article: bool = False  # question answering: train and evaluate on articles of SQuAD's validation split
+                                    # (the same data online and offline: the offline mirror has only that split)
     answer_windows_only: bool = False  # question answering: train only on the windows that hold the answer
     eval_max_length: int | None = None  # question answering: evaluation windows (None: max_length)
     eval_stride: int | None = None      # (None: stride)
@@ -220,6 +225,7 @@ class Profile:
     pretraining: PretrainRecipe    # notebook 02's main run
     scale_study: ScaleStudy        # notebook 02's sizes x steps grid
     mlm_checkpoint: str            # pretrained BERT *with* its MLM head for later lessons (DAPT, probes, PET)
+    course_model: str = COURSE_CHECKPOINT  # lesson 02's own small BERT, compared with the pretrained encoder in 03a
     finetuning: dict[str, FinetuneRecipe] = field(default_factory=dict)  # lesson 03's runs by task name
     sentence_encoder: str = "sentence-transformers/all-MiniLM-L6-v2"     # bi-encoder for sentence embeddings
     seq2seq: Seq2SeqRecipe | None = None                                 # lesson 04's summarizer
@@ -261,14 +267,14 @@ PROFILES: dict[str, Profile] = {
             batch_size=16, steps=600, lr=2e-3, warmup_steps=60, eval_every=50, eval_blocks=64,
         ),
         scale_study=ScaleStudy(sizes=(BertSize(32, 1, 2, 128), BertSize(64, 2, 2, 256)), eval_every=200),
-        mlm_checkpoint="course/tiny-bert-books",
+        mlm_checkpoint=COURSE_CHECKPOINT,
         seq2seq=Seq2SeqRecipe(  # no seq2seq checkpoint exists offline: warm-start one from MiniLM, train its decoder
             models=("sentence-transformers/all-MiniLM-L6-v2",), warm_start=True, train_examples=3000,
             eval_examples=500, max_source_length=48, max_target_length=16, epochs=2, lr=5e-4, batch_size=32,
             freeze_encoder=True, decoder_layers=3,
         ),
         adaptation=AdaptRecipe(  # the course's tiny BERT: ~12 s per adaptation run, ~9 s per fine-tuning
-            general_model="course/tiny-bert-books", block_length=128, batch_size=16, steps=100, lr=5e-4,
+            general_model=COURSE_CHECKPOINT, block_length=128, batch_size=16, steps=100, lr=5e-4,
             eval_blocks=64, corpus_sentences=None,
             finetune=FinetuneRecipe(train_examples=None, epochs=1, lr=2e-3, batch_size=32, max_length=64),
         ),   # 64 word pieces: 15 fine-tuning runs fit the budget; 128 cost ~40 % more per run and scored no higher
@@ -283,7 +289,7 @@ PROFILES: dict[str, Profile] = {
             family_block_length=64, family_steps=150, albert_lr=2e-3, electra_lr=3e-4,
         ),  # ELECTRA at 1e-3 or more: the discriminator collapsed to "nothing was replaced" in 150 steps
         prompting=PromptRecipe(  # the tiny BERT is the only offline MLM with a trained head; MiniLM trains its top layer
-            mlm_model="course/tiny-bert-books", max_length=64, fewshot_k=(8, 16, 32, 64), seeds=3, fewshot_steps=40,
+            mlm_model=COURSE_CHECKPOINT, max_length=64, fewshot_k=(8, 16, 32, 64), seeds=3, fewshot_steps=40,
             fewshot_batch_size=8, pet_lr=1e-3, head_lr=1e-3, demonstrations=4,
             multitask_encoder="sentence-transformers/all-MiniLM-L6-v2", small_task="stsb", aux_task="mrpc",
             small_examples=400, aux_examples=800, multitask_trained_layers=1, multitask_steps=40, multitask_lr=5e-4,
@@ -307,7 +313,8 @@ PROFILES: dict[str, Profile] = {
             # Trained on 128-token windows that hold the answer, evaluated on 256-token windows (lesson 03d says why).
             # Held-out F1: all 256-token windows of 600 questions (batch 8, 85 s of training) 10; this way 32 (106-135 s)
             "squad": FinetuneRecipe(train_examples=1200, epochs=1, lr=3e-4, batch_size=16, max_length=128, stride=32,
-                                    answer_windows_only=True, eval_max_length=256, eval_stride=64),
+                                    answer_windows_only=True, eval_max_length=256, eval_stride=64,
+                                    split_by_article=True),
         },
     ),
     "full": Profile(

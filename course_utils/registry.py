@@ -61,7 +61,7 @@ DATASETS: tuple[DatasetEntry, ...] = (
         "gutenberg_books", "course", "gutenberg_books", ("default",),
         "public domain in the USA (Project Gutenberg texts; the PG licence header and footer removed)",
         "assembled for the course: 20 books split by book (16 train, 2 validation, 2 test)",
-        ("02", "03a", "05", "07"),
+        ("02", "03a", "05", "06", "07", "08"),   # 02 trains the course's tiny BERT on them; the others load it
     ),
     DatasetEntry(
         "biomed_corpus", "course", "biomed_corpus", ("biomed", "cs"),

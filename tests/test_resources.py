@@ -30,9 +30,10 @@ def test_hub_disabled_falls_back_to_the_mirror(capsys):
     assert "nyu-mll/glue (sst2) <- mirror" in out  # the hub name is kept, and the source is said
 
 
-def test_short_mirror_name_and_single_config_default():
+def test_shipped_dataset_and_single_config_default(capsys):
     ds = load_dataset("gutenberg_books", split="validation")  # one config ('default'): no need to name it
     assert ds.num_rows == 1155
+    assert "gutenberg_books (default) <- the course's copy course_utils/data/gutenberg_books" in capsys.readouterr().out
 
 
 def test_hub_is_used_by_its_name_when_reachable(online, capsys):
@@ -63,7 +64,7 @@ def test_hub_failure_falls_back_to_the_mirror_loudly(monkeypatch, capsys):
 
 
 def test_unknown_dataset_lists_what_exists():
-    with pytest.raises(ValueError, match=r"Unknown dataset 'nope/imaginary'.*nyu-mll/glue.*gutenberg_books"):
+    with pytest.raises(ValueError, match=r"Unknown dataset 'nope/imaginary'.*gutenberg_books.*nyu-mll/glue"):
         load_dataset("nope/imaginary")
 
 
@@ -77,8 +78,9 @@ def test_unknown_config_lists_configs():
 def test_missing_mirror_says_where_it_looked(monkeypatch, tmp_path):
     missing = tmp_path / "no-such-mirror"
     monkeypatch.setenv("COURSE_DATA_DIR", str(missing))
-    with pytest.raises(FileNotFoundError, match=f"looked at .*COURSE_DATA_DIR = {missing}"):
+    with pytest.raises(FileNotFoundError, match=f"offline mirror .*COURSE_DATA_DIR = {missing}"):
         load_dataset("nyu-mll/glue", "sst2")
+    assert load_dataset("lm_diagnostics", "role_88", split="test").num_rows == 88   # shipped data needs no mirror
 
 
 def test_course_data_dir_points_at_another_mirror(monkeypatch, tmp_path):
