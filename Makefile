@@ -20,10 +20,11 @@ HUB_STANDIN ?= build/hub-standin
 env: $(STAMP)
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -c "import sys; sys.exit(sys.version_info < (3, 10))" 2>/dev/null || { echo "The course needs Python 3.10 or newer; $(PYTHON) is older or missing. Name another: make PYTHON=python3.12"; exit 1; }
+	@$(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian or Ubuntu: sudo apt install python3-venv"; exit 1; }
 	$(PY) -m pip install --quiet --upgrade pip
 	@if [ "$$(uname -s)" = Linux ] && ! command -v nvidia-smi >/dev/null 2>&1 && \
-	    $(PY) -c "import socket, urllib.parse as u; h = u.urlparse('$(TORCH_INDEX)'); socket.create_connection((h.hostname, 443), 3)" 2>/dev/null; \
+	    $(PY) -c "import socket, urllib.parse as u; h = u.urlparse('$(TORCH_INDEX)'); socket.create_connection((h.hostname, h.port or 443), 3)" 2>/dev/null; \
 	then echo "installing $(TORCH) (CPU build) from $(TORCH_INDEX)"; \
 	     $(PY) -m pip install --quiet "$(TORCH)" --index-url "$(TORCH_INDEX)"; \
 	else echo "installing $(TORCH) from pip's configured sources"; \
@@ -43,9 +44,11 @@ test: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m jupyter lab notebooks
 
-# Maintainers: re-execute the notebooks offline and commit them with their outputs.
+# Maintainers: re-execute the notebooks offline, as `make test` sees them (the hub's stand-in, no other mirror data),
+# and commit them with their outputs.
 refresh-notebooks: $(STAMP)
-	HF_HUB_OFFLINE=1 $(PY) -m course_utils.run_course --profile quick --out build --inplace
+	$(PY) tests/hub_standin.py $(HUB_STANDIN)
+	COURSE_DATA_DIR="$(CURDIR)/$(HUB_STANDIN)" HF_HUB_OFFLINE=1 $(PY) -m course_utils.run_course --profile quick --out build --inplace
 
 # Speed and memory targets (never timed inside unit tests).
 bench: $(STAMP)

@@ -17,10 +17,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("COURSE_QUIET", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-if "COURSE_DATA_DIR" not in os.environ:
-    _standin = Path(os.environ.get("COURSE_HUB_STANDIN") or hub_standin.ROOT / "build" / "hub-standin").resolve()
-    _mirror = hub_standin.default_mirror()
+# Built from the mirror ($COURSE_DATA_DIR if a developer set one, else ../shared/data), then put in its place, so a
+# test run never sees the rest of the mirror, whatever the shell had set.
+_standin = Path(os.environ.get("COURSE_HUB_STANDIN") or hub_standin.ROOT / "build" / "hub-standin").resolve()
+_mirror = Path(os.environ.get("COURSE_DATA_DIR") or hub_standin.default_mirror()).resolve()
+if _mirror != _standin:
     if not _mirror.is_dir():
-        raise RuntimeError(f"The tests need the offline mirror at {_mirror} to stand in for the hub.")
+        raise RuntimeError(
+            f"`make test` is the maintainers' and CI's check: it runs offline, with the hub's datasets served from the "
+            f"offline mirror, which is not at {_mirror} (set $COURSE_DATA_DIR to where it is). To run every lesson as "
+            "a student, online: `make course`.")
     hub_standin.build(_standin, _mirror)
-    os.environ["COURSE_DATA_DIR"] = str(_standin)
+os.environ["COURSE_DATA_DIR"] = str(_standin)
+os.environ["COURSE_HUB_STANDIN"] = str(_standin)

@@ -17,7 +17,7 @@ import torch
 from .heads import PooledClassifier
 from .pretraining import History, pretrain_mlm
 
-TASKS = "scibert_text_classification"   # the mirror's SciBERT tasks: chemprot (13 relations), acl_arc (6 intents)
+TASKS = "scibert_text_classification"   # shipped with the course: SciBERT's tasks: chemprot (13 relations), acl_arc (6 intents)
 
 
 def check_label_sets(splits, task: str = "the task") -> list[str]:

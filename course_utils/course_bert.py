@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .profiles import COURSE_CHECKPOINT, PROFILES, PretrainRecipe
+from .registry import sha256 as _sha256
 
 COURSE_BERT = COURSE_CHECKPOINT   # the name later lessons ask the resolver for (profile.course_model)
 CACHE_ENV = "COURSE_CACHE_DIR"
@@ -51,14 +52,6 @@ def recipe_key(recipe: PretrainRecipe) -> str:
 def checkpoint_dir(recipe: PretrainRecipe | None = None) -> Path:
     """The cache folder of the checkpoint trained with ``recipe`` (default: the course recipe)."""
     return cache_root() / f"bert-books-{recipe_key(recipe or course_recipe())}"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def save_checkpoint(model, tokenizer, recipe: PretrainRecipe, *, folder: Path | str | None = None,

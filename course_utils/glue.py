@@ -83,7 +83,7 @@ def glue_table():
 
 
 def load_glue(task: str, split: str | None = None):
-    """A GLUE task by name through the course resolver (hub ``nyu-mll/glue``, else the mirror).
+    """A GLUE task by name through the course resolver (hub ``nyu-mll/glue``, else the offline mirror).
 
     Checks that the label column is there; a task or split that is not available offline fails with a message that
     names it and says how to get it.

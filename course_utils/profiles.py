@@ -27,7 +27,7 @@ class BertSize:
 
 @dataclass(frozen=True)
 class PretrainRecipe:
-    """Everything that decides a notebook-02 pretraining run on the mirror's books (and the course checkpoint)."""
+    """Everything that decides a notebook-02 pretraining run on the course's books (and the course checkpoint)."""
 
     vocab_size: int        # WordPiece vocabulary learned from the training books
     size: BertSize

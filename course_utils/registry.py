@@ -10,15 +10,14 @@ Two kinds of source, so that a clone of the repository plus the internet is enou
   revision. Offline they fall back to the mirror (``$COURSE_DATA_DIR``, then ``../shared/data``), which stands in
   for the hub on machines without internet.
 
-``python -m course_utils.registry`` prints the table; ``... verify`` checks every shipped file against its sha256;
-``... ship MIRROR`` (maintainers) copies the shipped datasets from a mirror and writes their checksums.
+``python -m course_utils.shipping`` prints the table, ``... verify`` checks every shipped file against its sha256,
+and ``... ship MIRROR`` (maintainers) copies the shipped datasets from a mirror and writes their checksums.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
-import shutil
-import sys
+import importlib.metadata
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,12 +150,13 @@ def shipped_folder(entry: DatasetEntry) -> Path:
     return SHIPPED_ROOT / entry.folder
 
 
+FRONT_MATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n", re.DOTALL)
+
+
 def front_matter(readme: Path) -> dict:
     """The YAML front matter of a hub-layout README (an empty dict when there is none)."""
-    text = readme.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return {}
-    return yaml.safe_load(text.split("---", 2)[1]) or {}
+    match = FRONT_MATTER.match(readme.read_text(encoding="utf-8"))
+    return (yaml.safe_load(match.group(1)) or {}) if match else {}
 
 
 def sha256(path: Path) -> str:
@@ -172,12 +172,20 @@ def _restore_hint(entry: DatasetEntry) -> str:
 
     folder = shipped_folder(entry)
     root = repo_root()
-    if root is not None and folder.is_relative_to(root):
-        where = folder.relative_to(root)
-        return (f"restore it from git: `git checkout -- {where}` in {root} (or `git status` there to see what "
-                "changed)")
-    return ('reinstall the course: `pip install --force-reinstall --no-deps "course-utils @ git+<the course '
-            'repository>"`, as in the first cell of every notebook')
+    if root is not None and (root / ".git").exists() and folder.is_relative_to(root):
+        return (f"restore it from git: `git checkout -- {folder.relative_to(root).as_posix()}` in {root} "
+                "(`git status` there shows what changed)")
+    return f"reinstall the course: `pip install --force-reinstall --no-deps \"{install_spec()}\"`, then restart the runtime"
+
+
+def install_spec() -> str:
+    """What the first cell of every notebook installs, read from the installed package's own metadata."""
+    try:
+        meta = importlib.metadata.metadata("course-utils")
+        urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [] if ", " in u)
+        return f"course-utils @ git+{urls['Repository']}@v{meta['Version']}"
+    except (importlib.metadata.PackageNotFoundError, KeyError):
+        return "course-utils @ git+<the course's repository>@<its release>"
 
 
 _VERIFIED: set[tuple] = set()   # (path, size, mtime) of the file sets already checked in this process
@@ -213,6 +221,10 @@ def verify_shipped(entry: DatasetEntry) -> Path:
     if missing:
         raise ShippedDataError(f"The course's copy of {entry.name!r} is incomplete: {missing[0]} is missing. "
                                f"To restore it, {_restore_hint(entry)}.")
+    unlisted = sorted(set(folder.rglob("*.parquet")) - set(files))
+    if unlisted:   # datasets would load it with the rest: a file nobody checked is not the course's data
+        raise ShippedDataError(f"The course's copy of {entry.name!r} holds {unlisted[0]}, which its README's "
+                               f"`{CHECKSUMS_KEY}` do not list. Remove it, or {_restore_hint(entry)}.")
     stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
     if stamp in _VERIFIED:
         return folder
@@ -225,73 +237,3 @@ def verify_shipped(entry: DatasetEntry) -> Path:
                 f"{expected[:16]}…. To restore it, {_restore_hint(entry)}.")
     _VERIFIED.add(stamp)
     return folder
-
-
-# ------------------------------------------------------------------------------------------------ maintainers
-def ship(mirror: Path) -> list[Path]:
-    """Copy every shipped dataset from a hub-layout ``mirror`` into the package and record its checksums.
-
-    Each folder is written beside its final place and renamed into it, so it is whole or absent.
-    """
-    written = []
-    for entry in DATASETS:
-        if not entry.shipped:
-            continue
-        source = mirror / entry.folder
-        if not (source / "README.md").is_file():
-            raise FileNotFoundError(f"{source} is not a hub-layout dataset folder (no README.md).")
-        target = shipped_folder(entry)
-        tmp = target.parent / f".{target.name}.partial"
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(source, tmp)
-        readme = tmp / "README.md"
-        text = readme.read_text(encoding="utf-8")
-        meta = front_matter(readme)
-        body = text.split("---", 2)[2] if text.startswith("---") else "\n" + text
-        meta["license"] = entry.licence
-        meta["course_source"] = f"shipped with the course: {entry.why}" + (
-            f" (upstream on the hub: {entry.upstream})" if entry.upstream else "")
-        meta[CHECKSUMS_KEY] = {p.relative_to(tmp).as_posix(): sha256(p)
-                               for p in sorted(tmp.rglob("*.parquet"))}
-        readme.write_text("---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---" + body,
-                          encoding="utf-8")
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
-        written.append(target)
-    return written
-
-
-def table() -> str:
-    """The registry as a Markdown table (README and ``python -m course_utils.registry``)."""
-    rows = ["| dataset | source | configs | licence | lessons |", "|---|---|---|---|---|"]
-    for e in DATASETS:
-        where = "shipped with the course" if e.shipped else f"hub `{e.hub}`" + (f" @ `{e.revision}`" if e.revision else "")
-        rows.append(f"| `{e.name}` | {where} | {', '.join(e.configs)} | {e.licence} | {', '.join(e.lessons)} |")
-    return "\n".join(rows)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_utils.registry", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command")
-    sub.add_parser("list", help="print the registry (the default)")
-    sub.add_parser("verify", help="check every shipped file against its sha256")
-    ship_parser = sub.add_parser("ship", help="maintainers: copy the shipped datasets from a hub-layout mirror")
-    ship_parser.add_argument("mirror", type=Path)
-    args = parser.parse_args(argv)
-    if args.command == "verify":
-        for e in DATASETS:
-            if e.shipped:
-                folder = verify_shipped(e)
-                size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-                print(f"ok  {e.name:<28} {size / 1e6:5.1f} MB  {folder}")
-        return 0
-    if args.command == "ship":
-        for folder in ship(args.mirror):
-            print(f"wrote {folder}")
-        return 0
-    print(table())
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

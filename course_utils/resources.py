@@ -13,10 +13,10 @@ Otherwise an error says what was looked for, where, and what to do. Every hit is
 """
 from __future__ import annotations
 
-import functools
 import importlib.metadata
 import os
 import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -69,22 +69,40 @@ def hub_endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
 
-@functools.lru_cache(maxsize=8)
+PROBE_FAILURE_TTL_S = 30.0   # a failed probe is retried after this long: a student who reconnects need not restart
+_PROBED: dict[str, tuple[float, str | None]] = {}
+
+
 def _probe(endpoint: str, timeout: float) -> str | None:
-    """None if a TCP connection to the endpoint opens within ``timeout`` seconds, else why not."""
+    """None if a TCP connection to the endpoint (or to the HTTPS proxy configured for it) opens within ``timeout``
+    seconds, else why not. A success is remembered for the process, a failure for ``PROBE_FAILURE_TTL_S``."""
+    now = time.monotonic()
+    if endpoint in _PROBED:
+        when, problem = _PROBED[endpoint]
+        if problem is None or now - when < PROBE_FAILURE_TTL_S:
+            return problem
     url = urlparse(endpoint)
-    port = url.port or (443 if url.scheme == "https" else 80)
+    proxy = urlparse(os.environ.get(f"{url.scheme}_proxy") or os.environ.get(f"{url.scheme.upper()}_PROXY") or "")
+    host, port = (proxy.hostname, proxy.port or 80) if proxy.hostname else (url.hostname, url.port or (
+        443 if url.scheme == "https" else 80))
     try:
-        with socket.create_connection((url.hostname, port), timeout=timeout):
-            return None
+        with socket.create_connection((host, port), timeout=timeout):
+            problem = None
     except OSError as err:
-        return f"{endpoint} unreachable ({err.__class__.__name__}: {err})"
+        via = f" through the proxy {host}:{port}" if proxy.hostname else ""
+        problem = f"{endpoint} unreachable{via} ({err.__class__.__name__}: {err})"
+    _PROBED[endpoint] = (now, problem)
+    return problem
+
+
+_probe.cache_clear = _PROBED.clear  # type: ignore[attr-defined]
 
 
 def hub_status(kind: str = "dataset") -> tuple[bool, str]:
     """(usable, why) for the hub. ``kind`` is 'dataset' or 'checkpoint' (each has its own offline switch too).
 
-    The reachability probe is one TCP connect with a short timeout, done once per process and endpoint.
+    The reachability probe is one TCP connect with a short timeout: once per process and endpoint when it succeeds,
+    again after ``PROBE_FAILURE_TTL_S`` when it failed.
     """
     switches = ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE" if kind == "dataset" else "TRANSFORMERS_OFFLINE"]
     for switch in switches:
@@ -126,7 +144,7 @@ def dataset_available(name: str) -> tuple[bool, str]:
     if usable:
         return True, f"on the hub as {hub} ({why})"
     root = mirror_dir()
-    folder = entry.folder if entry is not None else name.rsplit("/", 1)[-1]
+    folder = entry.folder if entry is not None else name
     if root is not None and (root / folder).is_dir():
         return True, f"in the offline mirror at {describe_path(root / folder)} (the hub cannot be used: {why})"
     where = "no offline mirror" if root is None else f"the offline mirror at {describe_path(root)} has no {folder!r}"
@@ -162,10 +180,17 @@ def _load_from_hub(hub: str, entry: registry.DatasetEntry | None, config: str | 
     return datasets.load_dataset(hub, config, split=split, **kwargs)
 
 
-def _load_from_mirror(name: str, folder: Path, config: str | None, split: str | None, **kwargs: Any):
+def _load_from_mirror(name: str, entry: registry.DatasetEntry | None, folder: Path, config: str | None,
+                      split: str | None, **kwargs: Any):
+    """A dataset from a hub-layout folder: configs declared in its README, or (for an entry whose hub source is a
+    parquet export, like CoNLL-2003's) one folder per config, as on the hub."""
     import datasets
 
     configs = mirror_configs(folder)
+    if not configs and entry is not None and entry.config_as_data_dir:
+        configs = sorted(p.name for p in folder.iterdir() if p.is_dir())
+        config = _pick_config(name, configs, config, f"in the offline mirror at {describe_path(folder)}")
+        return datasets.load_dataset(str(folder), data_dir=config, split=split, **kwargs), config
     if not configs:
         raise ValueError(
             f"The mirror folder {describe_path(folder)} for {name!r} declares no configs: it needs a README.md whose "
@@ -176,8 +201,9 @@ def _load_from_mirror(name: str, folder: Path, config: str | None, split: str | 
     return datasets.load_dataset(str(folder), config, split=split, **kwargs), config
 
 
-def load_dataset(name: str, config: str | None = None, split: str | None = None, **kwargs: Any):
-    """``datasets.load_dataset`` by the registry's name, e.g. ``load_dataset("nyu-mll/glue", "sst2", split="validation")``.
+def load_dataset(path: str, name: str | None = None, split: str | None = None, **kwargs: Any):
+    """``datasets.load_dataset`` through the course's registry, with the same arguments: ``path`` the dataset (the
+    registry's name or its hub id), ``name`` the config, e.g. ``load_dataset("nyu-mll/glue", "sst2", split="train")``.
 
     A dataset that ships with the course is checked against its checksums and loaded from the package. A hub
     dataset comes from the hub when it is reachable, else from the offline mirror; anything else is an error that
@@ -185,16 +211,18 @@ def load_dataset(name: str, config: str | None = None, split: str | None = None,
     returns (a ``DatasetDict``, or a ``Dataset`` when ``split`` is given).
     """
     quiet_if_asked()
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"load_dataset needs a dataset name such as 'nyu-mll/glue'; got {name!r}.")
-    entry = registry.entry(name)
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError(f"load_dataset needs a dataset name such as 'nyu-mll/glue'; got {path!r}.")
+    entry = registry.entry(path)
+    config = name
     if entry is not None:
         config = _pick_config(entry.name, entry.configs, config, "in the course's registry")
         if entry.shipped:
             return _load_shipped(entry, config, split, **kwargs)
-    hub = entry.hub if entry is not None else name
-    folder_name = entry.folder if entry is not None else name.rsplit("/", 1)[-1]
-    shown = (entry.name if entry is not None else name) + (f" ({config})" if config else "")
+    shown_name = entry.name if entry is not None else path
+    hub = entry.hub if entry is not None else path
+    folder_name = entry.folder if entry is not None else path   # an unknown name: a mirror folder of that very name
+    shown = shown_name + (f" ({config})" if config else "")
     tried: list[str] = []
     usable, why = hub_status("dataset")
     if usable:
@@ -204,32 +232,36 @@ def load_dataset(name: str, config: str | None = None, split: str | None = None,
             announce("dataset", shown, "hub", f"hub {hub}{pin}")
             return ds
         except Exception as err:  # noqa: BLE001 - a hub failure falls back to the mirror, loudly
-            tried.append(f"the hub as {hub} ({type(err).__name__}: {err})")
-            root = mirror_dir()
-            if root is None or not (root / folder_name).is_dir():
-                raise
-            print(f"[dataset] loading {hub} from the hub failed ({type(err).__name__}: {err}); trying the mirror")
+            pin = f" @ {entry.revision}" if entry is not None and entry.revision else ""
+            tried.append(f"the hub as {hub}{pin} ({type(err).__name__}: {str(err)[:300]})")
+            print(f"[dataset] loading {hub} from the hub failed ({type(err).__name__}: {str(err)[:200]}); trying the "
+                  "offline mirror")
+            hub_error: Exception | None = err
     else:
         tried.append(f"the hub ({why})")
+        hub_error = None
     root = mirror_dir()
     if root is not None and (root / folder_name).is_dir():
-        ds, config = _load_from_mirror(entry.name if entry else name, root / folder_name, config, split, **kwargs)
-        announce("dataset", f"{entry.name if entry else name} ({config})", "mirror",
-                 f"mirror {describe_path(root / folder_name)}")
+        ds, config = _load_from_mirror(shown_name, entry, root / folder_name, config, split, **kwargs)
+        announce("dataset", f"{shown_name} ({config})", "mirror",
+                 f"offline mirror {describe_path(root / folder_name)} (standing in for the hub)")
         return ds
     tried.append(f"the offline mirror ({_mirror_text()})" if root is None
                  else f"the offline mirror at {describe_path(root)} (no {folder_name!r} there)")
-    if entry is None:
+    if entry is None and hub_error is None:
         raise ValueError(
-            f"Unknown dataset {name!r}: the course's registry does not list it, and it could not be loaded from "
+            f"Unknown dataset {path!r}: the course's registry does not list it, and it could not be loaded from "
             f"{'; nor from '.join(tried)}. The course's datasets: {', '.join(e.name for e in registry.DATASETS)}. "
             "Another hub dataset loads when the hub is reachable (unset HF_HUB_OFFLINE)."
         )
+    todo = (f"the hub answered but could not serve it: check the name and your connection, then rerun this cell "
+            f"(the course's registry, course_utils/registry.py, says where each dataset lives)" if hub_error is not None
+            else f"connect to the internet and unset HF_HUB_OFFLINE (and HF_DATASETS_OFFLINE), then rerun this cell; "
+                 f"without internet, point ${DATA_DIR_ENV} at a hub-layout copy holding a folder {folder_name!r}")
     raise FileNotFoundError(
         f"Dataset {shown} could not be loaded. Tried {'; then '.join(tried)}. It comes from the Hugging Face hub "
-        f"({hub}): connect to the internet and unset HF_HUB_OFFLINE (and HF_DATASETS_OFFLINE); without internet, "
-        f"point ${DATA_DIR_ENV} at a hub-layout copy holding a folder {folder_name!r}."
-    )
+        f"({hub}): {todo}."
+    ) from hub_error
 
 
 # ------------------------------------------------------------------------------------------------------- checkpoints
@@ -307,6 +339,8 @@ def _offline_checkpoint(name: str, looked: list[str]) -> Checkpoint:
         try:
             folder, detail = OFFLINE_CHECKPOINTS[name]()
             return Checkpoint(name, str(folder), "course" if detail.startswith("course") else "package", detail)
+        except registry.ShippedDataError:
+            raise   # the course's own data is damaged: its message says how to restore it; nothing else helps
         except FileNotFoundError as err:
             looked.append(f"its offline provider ({err})")
     else:

@@ -191,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         profile = get_profile(args.profile).name
     except ValueError as err:
         parser.error(str(err))
+    if os.environ.get("COURSE_DATA_DIR"):  # kernels start in notebooks/: a relative mirror path must not change meaning
+        os.environ["COURSE_DATA_DIR"] = str(Path(os.environ["COURSE_DATA_DIR"]).expanduser().resolve())
     report = run_course(find_notebooks(args.notebooks), Path(args.out), profile, args.timeout, args.inplace)
     print(summary_table(report))
     return 0 if all(nb["status"] == "ok" for nb in report["notebooks"]) else 1

@@ -54,3 +54,12 @@ def test_first_cell_installs_only_where_the_course_is_missing():
     cell = address.release(ROOT).first_cell()
     assert 'if importlib.util.find_spec("course_utils") is None:' in cell and "%pip install" in cell
     assert "--quiet" in cell        # pip's errors still show; its progress does not
+
+
+def test_first_cell_is_valid_ipython():
+    """The `%pip` line sits inside an `if`: IPython must turn it into a magic call there, not a syntax error."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    python = TransformerManager().transform_cell(address.release(ROOT).first_cell())
+    compile(python, "first cell", "exec")
+    assert "    get_ipython().run_line_magic('pip', 'install --quiet \"course-utils @ git+https://github.com/" in python

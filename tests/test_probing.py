@@ -1,8 +1,8 @@
-import datasets
 import numpy as np
 import pytest
 import torch
 
+from course_utils import load_dataset
 from course_utils.cloze import (check_template, fill_mask, is_single_token, load_facts, negation_pairs,
                                 precision_at_k, word_log_probs)
 from course_utils.probing import (ScalarMixProbe, control_task, fit_probe, flat_labels, layer, linear_probe,
@@ -57,7 +57,7 @@ def test_word_log_probs_agree_with_fill_mask(tiny_mlm, tokenizer):
 
 
 def test_negation_pairs_differ_only_by_not():
-    rows = datasets.load_dataset("../shared/data/lm_diagnostics", "neg_136_simp", split="test")
+    rows = load_dataset("lm_diagnostics", "neg_136_simp", split="test")
     pairs = negation_pairs(rows)
     assert pairs[0] == ("A trout is a [MASK].", "A trout is not a [MASK].")
     assert all(neg.replace(" not", "", 1) == aff for aff, neg in pairs)
@@ -99,8 +99,8 @@ def test_stereotype_score_follows_the_pair_direction(monkeypatch):
         stereotype_score(None, None, [])
 
 
-def test_stereotype_score_runs_on_the_mirror(tiny_mlm, tokenizer):
-    rows = datasets.load_dataset("../shared/data/crows_pairs", split="test").select(range(3))
+def test_stereotype_score_runs_on_the_shipped_pairs(tiny_mlm, tokenizer):
+    rows = load_dataset("crows_pairs", split="test").select(range(3))
     short = [r for r in rows if len(tokenizer(r["sent_more"])["input_ids"]) <= 64]
     score, _, verdicts = stereotype_score(tiny_mlm, tokenizer, short)
     assert len(verdicts) == len(short) and 0 <= score <= 1

@@ -168,8 +168,12 @@ def test_a_hub_dataset_with_no_hub_and_no_mirror_says_what_to_do(monkeypatch, tm
 
 def test_the_installed_package_carries_the_data(tmp_path):
     """What a notebook's first cell gets on Colab: a wheel of the course, installed outside any checkout."""
-    wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(ROOT)],
+    source, wheels = tmp_path / "source", tmp_path / "wheels"   # built from a copy: no stale build/ of the checkout
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "course_utils", source / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)],
                    check=True, capture_output=True)
     wheel = next(wheels.glob("course_utils-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -191,3 +195,32 @@ def test_the_installed_package_carries_the_data(tmp_path):
     assert str(site) in out.splitlines()[0]                            # the installed copy, not the checkout
     assert "lm_diagnostics (role_88) <- the course's copy course_utils/data/lm_diagnostics" in out
     assert out.splitlines()[-1] == "88"
+
+
+def test_the_tests_see_only_the_hubs_datasets():
+    """The stand-in for the hub (tests/hub_standin.py) holds the registry's hub datasets and nothing shipped; the
+    one the hub serves as a parquet export is laid out as that export is."""
+    standin = res.mirror_dir()
+    assert standin is not None and (standin / ".hub-standin").is_file()
+    folders = {p.name for p in standin.iterdir() if p.is_dir()}
+    assert folders == {e.folder for e in registry.DATASETS if not e.shipped} - {"cnn_dailymail"}
+    conll = standin / "conll2003"
+    assert not (conll / "README.md").exists()
+    assert sorted(p.relative_to(conll).as_posix() for p in conll.rglob("*.parquet")) == [
+        "conll2003/test/0000.parquet", "conll2003/train/0000.parquet", "conll2003/validation/0000.parquet"]
+    ds = load_dataset("eriktks/conll2003", "conll2003")              # data_dir, splits from folder names, as on the hub
+    assert {k: v.num_rows for k, v in ds.items()} == {"train": 14041, "validation": 3250, "test": 3453}
+    assert ds["train"].features["ner_tags"].feature.names[:3] == ["O", "B-PER", "I-PER"]
+
+
+@pytest.mark.skipif(os.environ.get("COURSE_ONLINE_TESTS") != "1",
+                    reason="talks to the Hugging Face hub: COURSE_ONLINE_TESTS=1 HF_HUB_OFFLINE=0 pytest -k for_real")
+def test_the_hub_sources_for_real():
+    """Where the hub is reachable: every hub dataset loads as the registry says, CoNLL-2003 from its parquet export."""
+    ds = load_dataset("eriktks/conll2003", "conll2003")
+    assert {k: v.num_rows for k, v in ds.items()} == {"train": 14041, "validation": 3250, "test": 3453}
+    assert ds["train"].features["ner_tags"].feature.names == ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC",
+                                                               "I-LOC", "B-MISC", "I-MISC"]
+    assert load_dataset("nyu-mll/glue", "sst2", split="validation").num_rows == 872
+    assert load_dataset("rajpurkar/squad", "plain_text", split="validation").num_rows == 10570
+    assert load_dataset("Yale-LILY/aeslc", split="validation").num_rows == 1960

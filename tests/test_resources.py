@@ -27,7 +27,7 @@ def test_hub_disabled_falls_back_to_the_mirror(capsys):
     ds = load_dataset("nyu-mll/glue", "sst2", split="validation")
     assert ds.num_rows == 872 and set(ds.column_names) >= {"sentence", "label"}
     out = capsys.readouterr().out
-    assert "nyu-mll/glue (sst2) <- mirror" in out  # the hub name is kept, and the source is said
+    assert "nyu-mll/glue (sst2) <- offline mirror" in out  # the hub name is kept, and the source is said
 
 
 def test_shipped_dataset_and_single_config_default(capsys):
@@ -60,7 +60,7 @@ def test_hub_failure_falls_back_to_the_mirror_loudly(monkeypatch, capsys):
     ds = load_dataset("nyu-mll/glue", "rte", split="validation")
     assert ds.num_rows == 277
     out = capsys.readouterr().out
-    assert "from the hub failed (ConnectionError: hub went away)" in out and "<- mirror" in out
+    assert "from the hub failed (ConnectionError: hub went away)" in out and "<- offline mirror" in out
 
 
 def test_unknown_dataset_lists_what_exists():
@@ -68,11 +68,17 @@ def test_unknown_dataset_lists_what_exists():
         load_dataset("nope/imaginary")
 
 
-def test_unknown_config_lists_configs():
-    with pytest.raises(ValueError, match=r"has no config 'mnli'.*cola, sst2"):
-        load_dataset("nyu-mll/glue", "mnli")
+def test_unknown_config_lists_configs(online):
+    with pytest.raises(ValueError, match=r"has no config 'sst3' in the course's registry.*cola, mnli"):
+        load_dataset("nyu-mll/glue", "sst3")       # refused before the hub is asked
     with pytest.raises(ValueError, match=r"needs a config.*cola"):
         load_dataset("nyu-mll/glue")
+    assert online == []
+
+
+def test_a_config_the_offline_mirror_lacks_says_the_hub_has_more():
+    with pytest.raises(ValueError, match=r"has no config 'mnli' in the offline mirror.*go online.*cola, sst2"):
+        load_dataset("nyu-mll/glue", "mnli")
 
 
 def test_missing_mirror_says_where_it_looked(monkeypatch, tmp_path):
@@ -142,7 +148,7 @@ def test_bad_names_are_refused():
 
 
 def test_dataset_available_says_why_without_downloading(online):
-    assert res.dataset_available("Yale-LILY/aeslc")[0]                      # the mirror has it
+    assert res.dataset_available("Yale-LILY/aeslc")[0]                      # the hub answers
     usable, why = res.dataset_available("abisee/cnn_dailymail")             # hub only, and the hub answers
     assert usable and "on the hub as abisee/cnn_dailymail" in why
     assert online == []                                                     # nothing was loaded to find out
@@ -154,3 +160,56 @@ def test_hub_only_dataset_is_unavailable_offline():
     assert "has no 'cnn_dailymail'" in why and "HF_HUB_OFFLINE=1" in why
     usable, why = res.dataset_available("course-only-corpus-that-does-not-exist")
     assert not usable and "hub cannot be used" in why
+
+
+def test_a_failed_hub_probe_is_retried_later(monkeypatch):
+    """A student who was offline at the first load and then connects must not have to restart the kernel."""
+    res._probe.cache_clear()
+    monkeypatch.setattr(res.socket, "create_connection", lambda address, timeout: (_ for _ in ()).throw(OSError("down")))
+    assert res._probe("https://hub.example", 1.0) is not None
+    assert res._probe("https://hub.example", 1.0) is not None               # remembered for a while
+
+    class Open:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(res.socket, "create_connection", lambda address, timeout: Open())
+    when, problem = res._PROBED["https://hub.example"]
+    res._PROBED["https://hub.example"] = (when - res.PROBE_FAILURE_TTL_S - 1, problem)
+    assert res._probe("https://hub.example", 1.0) is None                   # asked again, and now it answers
+    res._probe.cache_clear()
+
+
+def test_the_probe_goes_through_a_configured_proxy(monkeypatch):
+    res._probe.cache_clear()
+    seen = []
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.campus.example:3128")
+    monkeypatch.setattr(res.socket, "create_connection",
+                        lambda address, timeout: seen.append(address) or (_ for _ in ()).throw(OSError("no")))
+    assert "through the proxy proxy.campus.example:3128" in res._probe("https://huggingface.co", 1.0)
+    assert seen == [("proxy.campus.example", 3128)]
+    res._probe.cache_clear()
+
+
+def test_a_hub_failure_without_a_mirror_is_explained(monkeypatch, tmp_path):
+    import datasets
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(res, "_probe", lambda endpoint, timeout: None)
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path))
+
+    def broken_hub(*args, **kwargs):
+        raise ConnectionError("503 from the hub")
+
+    monkeypatch.setattr(datasets, "load_dataset", broken_hub)
+    with pytest.raises(FileNotFoundError) as err:
+        load_dataset("eriktks/conll2003", split="validation")
+    text = str(err.value)
+    for expected in ("eriktks/conll2003 (conll2003) could not be loaded", "the hub as eriktks/conll2003 @ "
+                     "refs/convert/parquet (ConnectionError: 503 from the hub)", "no 'conll2003' there",
+                     "course_utils/registry.py"):
+        assert expected in text
+    assert isinstance(err.value.__cause__, ConnectionError)

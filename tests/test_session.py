@@ -9,7 +9,7 @@ def test_setup_seeds_and_summarises(capsys):
     setup(seed=7, verbose=False)
     assert torch.equal(a, torch.rand(3))
     out = capsys.readouterr().out
-    for field in ("profile", "device", "torch / transformers / datasets", "hub", "dataset mirror", "encoder checkpoint"):
+    for field in ("profile", "device", "torch / transformers / datasets", "course data", "hub", "offline mirror", "encoder checkpoint"):
         assert field in out
     assert s.profile.name == "quick" and s.device.type in {"cpu", "cuda", "mps"} and s.quiet
 
