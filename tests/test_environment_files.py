@@ -1,13 +1,9 @@
 """environment.yml (conda / Binder) and pyproject.toml must ask for the same packages with the same pins."""
-import sys
 from pathlib import Path
 
 import yaml
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+import tomllib
 
 from packaging.requirements import Requirement
 
