@@ -23,6 +23,8 @@ from pathlib import Path
 
 import yaml
 
+from .paths import repo_root
+
 SHIPPED_ROOT = Path(__file__).resolve().parent / "data"   # package data: travels with pip install
 CHECKSUMS_KEY = "course_checksums"                         # README front matter: {relative path: sha256}
 
@@ -168,8 +170,6 @@ def sha256(path: Path) -> str:
 
 
 def _restore_hint(entry: DatasetEntry) -> str:
-    from .paths import repo_root
-
     folder = shipped_folder(entry)
     root = repo_root()
     if root is not None and (root / ".git").exists() and folder.is_relative_to(root):

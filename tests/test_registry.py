@@ -224,3 +224,18 @@ def test_the_hub_sources_for_real():
     assert load_dataset("nyu-mll/glue", "sst2", split="validation").num_rows == 872
     assert load_dataset("rajpurkar/squad", "plain_text", split="validation").num_rows == 10570
     assert load_dataset("Yale-LILY/aeslc", split="validation").num_rows == 1960
+
+
+def test_outside_a_git_clone_the_fix_is_the_exact_reinstall(shipped_copy, monkeypatch):
+    monkeypatch.setattr(registry, "repo_root", lambda: None)            # an installed copy, as on Colab
+    (shipped_copy / "role_88" / "test-00000-of-00001.parquet").unlink()
+    with pytest.raises(FileNotFoundError) as err:
+        load_dataset("lm_diagnostics", "role_88")
+    assert 'pip install --force-reinstall --no-deps "course-utils @ git+https://github.com/' in str(err.value)
+    assert "restart the runtime" in str(err.value)
+
+
+def test_a_stray_parquet_file_is_refused(shipped_copy):
+    shutil.copy(shipped_copy / "role_88" / "test-00000-of-00001.parquet", shipped_copy / "role_88" / "test-extra.parquet")
+    with pytest.raises(registry.ShippedDataError, match="test-extra.parquet, which its README's `course_checksums`"):
+        load_dataset("lm_diagnostics", "role_88")
