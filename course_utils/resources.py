@@ -223,23 +223,22 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
     hub = entry.hub if entry is not None else path
     folder_name = entry.folder if entry is not None else path   # an unknown name: a mirror folder of that very name
     shown = shown_name + (f" ({config})" if config else "")
+    pin = f" @ {entry.revision}" if entry is not None and entry.revision else ""
     tried: list[str] = []
+    hub_error: Exception | None = None
     usable, why = hub_status("dataset")
     if usable:
         try:
             ds = _load_from_hub(hub, entry, config, split, **kwargs)
-            pin = f" @ {entry.revision}" if entry is not None and entry.revision else ""
             announce("dataset", shown, "hub", f"hub {hub}{pin}")
             return ds
         except Exception as err:  # noqa: BLE001 - a hub failure falls back to the mirror, loudly
-            pin = f" @ {entry.revision}" if entry is not None and entry.revision else ""
+            hub_error = err
             tried.append(f"the hub as {hub}{pin} ({type(err).__name__}: {str(err)[:300]})")
             print(f"[dataset] loading {hub} from the hub failed ({type(err).__name__}: {str(err)[:200]}); trying the "
                   "offline mirror")
-            hub_error: Exception | None = err
     else:
         tried.append(f"the hub ({why})")
-        hub_error = None
     root = mirror_dir()
     if root is not None and (root / folder_name).is_dir():
         ds, config = _load_from_mirror(shown_name, entry, root / folder_name, config, split, **kwargs)
@@ -254,8 +253,8 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
             f"{'; nor from '.join(tried)}. The course's datasets: {', '.join(e.name for e in registry.DATASETS)}. "
             "Another hub dataset loads when the hub is reachable (unset HF_HUB_OFFLINE)."
         )
-    todo = (f"the hub answered but could not serve it: check the name and your connection, then rerun this cell "
-            f"(the course's registry, course_utils/registry.py, says where each dataset lives)" if hub_error is not None
+    todo = ("loading it from there failed: check your connection (and the name), then rerun this cell; the course's "
+            "registry, course_utils/registry.py, says where each dataset lives" if hub_error is not None
             else f"connect to the internet and unset HF_HUB_OFFLINE (and HF_DATASETS_OFFLINE), then rerun this cell; "
                  f"without internet, point ${DATA_DIR_ENV} at a hub-layout copy holding a folder {folder_name!r}")
     raise FileNotFoundError(
