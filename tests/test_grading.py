@@ -111,6 +111,30 @@ def test_sandbox_rules_never_cover_a_denied_folder(tmp_path):
         assert real != secret and real not in secret.parents and secret not in real.parents, path
 
 
+@pytest.mark.skipif(not HAS_LANDLOCK, reason="no Landlock filesystem sandbox on this system")
+def test_a_checkout_inside_the_cache_leaves_the_rest_of_the_cache_writable(tmp_path):
+    """Writable rules compose with denied trees inside them: the instructor's checkout under ~/.cache stays hidden,
+    and the rest of ~/.cache stays writable (datasets' locks live there)."""
+    from course_utils.grading.sandbox import Policy
+
+    cache = tmp_path / "cache"
+    checkout = cache / "courses" / "bert-course"
+    (cache / "huggingface" / "datasets").mkdir(parents=True)
+    checkout.mkdir(parents=True)
+    (checkout / "solution.txt").write_text("the answers")
+    policy = tmp_path / "policy.json"
+    Policy(deny=[str(checkout)], writable=[str(cache)]).save(policy)
+    (cache / "courses" / "other-course").mkdir()
+    script = (f"echo lock > {cache}/huggingface/datasets/a.lock && mkdir -p {cache}/huggingface/hub/new && "
+              f"echo one > {cache}/courses/other-course/file.txt && echo wrote; "
+              f"cat {checkout}/solution.txt || echo no-read; echo x > {checkout}/planted || echo no-write")
+    run = subprocess.run([sys.executable, "-m", "course_utils.grading.sandbox", str(policy), "--", "/bin/sh", "-c",
+                          script], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ["wrote", "no-read", "no-write"], run.stdout + run.stderr
+    assert (cache / "huggingface" / "datasets" / "a.lock").read_text() == "lock\n"
+    assert not (checkout / "planted").exists()
+
+
 # ---------------------------------------------------------------------------------------------- the hostile batch
 def _student(release_nb, answers: dict[str, str], edit=None) -> bytes:
     nb = nbformat.from_dict(json.loads(json.dumps(release_nb)))

@@ -268,6 +268,10 @@ def sandbox_policy(source_dir: Path, submissions: Path, out: Path, feedback: Pat
     if out.exists():
         denied.append(out.resolve())
     home_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    # Where a denied tree lies inside the cache (a checkout under ~/.cache), the sandbox can let kernels write into
+    # the folders beside it but not create new ones next to it: make the ones lessons write to now.
+    for folder in (home_cache / "huggingface", home_cache / "matplotlib", home_cache / "torch", cache_root()):
+        folder.mkdir(parents=True, exist_ok=True)
     writable = ["/dev", str(home_cache), str(cache_root())]
     writable += [os.environ[v] for v in ("HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE") if os.environ.get(v)]
     package = Path(course_utils.__file__).resolve().parent

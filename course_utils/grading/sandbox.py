@@ -73,11 +73,14 @@ def handled_rights(abi: int) -> int:
     return rights
 
 
-def around(denied: list[Path]) -> list[Path]:
-    """Paths whose subtrees together cover the whole filesystem except the ``denied`` subtrees."""
+def around(denied: list[Path], root: Path = Path("/")) -> list[Path]:
+    """Paths whose subtrees together cover ``root`` (the whole filesystem by default) except the ``denied`` subtrees."""
     denied = [Path(os.path.realpath(d)) for d in denied]
-    if any(d == Path("/") for d in denied):
+    root = Path(os.path.realpath(root))
+    if any(d == root or d in root.parents for d in denied):
         return []
+    if not any(root in d.parents for d in denied):
+        return [root]
     cover: list[Path] = []
 
     def walk(folder: Path) -> None:
@@ -94,7 +97,7 @@ def around(denied: list[Path]) -> list[Path]:
             else:
                 cover.append(path)
 
-    walk(Path("/"))
+    walk(root)
     return cover
 
 
@@ -132,19 +135,27 @@ def restrict_filesystem(policy: Policy) -> int:
 
     denied = [Path(os.path.realpath(d)) for d in policy.deny]
 
-    def reopens_denied(path: str) -> bool:  # a rule there would cover a denied tree whole
+    def beneath(path: str) -> list[Path]:
+        """Where a rule for ``path`` goes: the path itself, or, when denied trees lie inside it, everything beneath
+        it around them (a rule on the path would re-open them whole: a checkout inside ~/.cache must not make the
+        rest of the cache read-only, nor the checkout writable). A path inside a denied tree re-opens that part.
+        Landlock grants a folder's rights to its whole subtree, so the folders on the way to a denied tree get no
+        rule of their own: what already exists beside the denied tree is writable, but nothing new can be created
+        directly in those folders (the grader creates the cache folders kernels need before it starts them)."""
         real = Path(os.path.realpath(path))
-        return any(real == d or real in d.parents for d in denied)
+        if any(real == d for d in denied):
+            return []
+        return around([d for d in denied if real in d.parents], real)
 
     try:
         for path in around(denied):
             allow(path, READ)
         for path in policy.readable:
-            if not reopens_denied(path):
-                allow(Path(os.path.realpath(path)), READ)
+            for target in beneath(path):
+                allow(target, READ)
         for path in policy.writable:
-            if not reopens_denied(path):
-                allow(Path(os.path.realpath(path)), handled)
+            for target in beneath(path):
+                allow(target, handled)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         if libc.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
