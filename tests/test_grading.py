@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -266,6 +268,59 @@ def test_each_submission_gets_what_it_earned(batch, student):
     assert float(batch["grades"][student]["total"]) == sum(points.values())
     for word in words:
         assert word in batch["feedback"][student], batch["feedback"][student]
+
+
+@pytest.fixture
+def fragile_lesson(tmp_path):
+    """The tiny lesson with one more lesson cell, which fails where the environment lacks what it needs
+    (``$COURSE_TINY_DATA=missing`` stands for a dataset the grading sandbox cannot reach), and one student."""
+    nb = nbformat.read(FIXTURE, 4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        'import os\nassert os.environ.get("COURSE_TINY_DATA") != "missing", "the lesson\'s data is missing"'))
+    source = tmp_path / "course" / "notebooks"
+    source.mkdir(parents=True)
+    nbformat.write(nb, source / FIXTURE.name)
+    release(source, tmp_path / "release")
+    (tmp_path / "subs" / "ada").mkdir(parents=True)
+    (tmp_path / "subs" / "ada" / FIXTURE.name).write_bytes(
+        _student(nbformat.read(tmp_path / "release" / FIXTURE.name, 4), REFERENCE))
+
+    def autograde(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(tmp_path / "subs"),
+                               "--source", str(source), "--out", str(tmp_path / "out" / "grades.csv"), *extra],
+                              capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    return tmp_path, autograde
+
+
+def test_calibration_passes_and_sets_the_time_limit(fragile_lesson):
+    root, autograde = fragile_lesson
+    run = autograde()
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert re.search(r"calibration: 01_tiny: the solution earns every point in \d+ s; time limit per submission "
+                     r"\d+ s", run.stdout), run.stdout
+    assert "ada: 4 / 4" in run.stdout and "NEEDS A LOOK" not in run.stdout
+
+
+def test_a_broken_environment_is_refused_before_anyone_is_graded(fragile_lesson):
+    root, autograde = fragile_lesson
+    run = autograde(env={"COURSE_TINY_DATA": "missing"})
+    assert run.returncode == 2
+    for expected in ("calibration failed", "no student was graded", "01_tiny: the solution earns 4 / 4",
+                     "cell 13 raised the lesson's data is missing", "--skip-calibration"):
+        assert expected in run.stderr, run.stderr
+    assert not (root / "out" / "grades.csv").exists() and not (root / "out" / "feedback").exists()
+
+
+def test_a_failing_lesson_cell_marks_the_grade_for_a_look(fragile_lesson):
+    root, autograde = fragile_lesson
+    run = autograde("--skip-calibration", env={"COURSE_TINY_DATA": "missing"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "ada: 4 / 4  NEEDS A LOOK: a lesson cell failed in 01_tiny" in run.stdout
+    with (root / "out" / "grades.csv").open() as f:
+        row = next(csv.DictReader(f))
+    assert row["needs_look"] == "01_tiny: lesson cell 13 raised the lesson's data is missing"
+    feedback = (root / "out" / "feedback" / "ada.md").read_text()
+    assert feedback.index("**A cell of the lesson itself failed**") < feedback.index("## 01_tiny")
 
 
 def test_hidden_tests_never_reach_the_feedback(batch):

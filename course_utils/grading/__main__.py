@@ -26,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="seconds per notebook run (default: twice the notebook's quick-profile budget + 60)")
     auto.add_argument("--cell-time-limit", type=float, default=60.0, help="seconds per exercise cell or check (default: 60)")
     auto.add_argument("--memory-mb", type=int, default=None, help="memory per submission (default: the profile's budget + 1 GB)")
+    auto.add_argument("--skip-calibration", action="store_true",
+                      help="grade without first checking that the solution notebooks earn every point here")
     args = parser.parse_args(argv)
     try:
         if args.command == "release":
@@ -33,14 +35,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"released {path}")
             return 0
         limits = Limits(args.time_limit, args.cell_time_limit, args.memory_mb)
-        results = autograde(args.submissions, args.source, args.out, limits, args.feedback)
+        results = autograde(args.submissions, args.source, args.out, limits, args.feedback,
+                            calibration=not args.skip_calibration)
     except (ValueError, ExerciseError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for student, notebooks in results.items():
         total = sum(o.points for g in notebooks for o in g.outcomes.values())
         possible = sum(o.max_points for g in notebooks for o in g.outcomes.values())
-        print(f"{student}: {total:g} / {possible:g}")
+        look = [g.notebook for g in notebooks if g.needs_look]
+        print(f"{student}: {total:g} / {possible:g}" + (f"  NEEDS A LOOK: a lesson cell failed in {', '.join(look)}"
+                                                        if look else ""))
     print(f"grades: {args.out}")
     return 0
 

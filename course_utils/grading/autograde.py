@@ -8,6 +8,10 @@ instructor's, re-inserted from the source. Each submission runs in a fresh kerne
 the other submissions and the grade table), with a time limit per exercise cell and per notebook. An exercise whose
 cell loops forever, exhausts memory or ends the process gets zero and the notebook is run again without it, so the
 other exercises still earn their marks. Grades are computed in this process and written only at the end.
+
+Before anyone is graded, the instructor's own solutions are graded the same way (:func:`calibrate`): a grader that
+would fail a correct answer refuses to grade at all. A lesson cell that fails in a student's run marks that grade as
+needing the instructor's look (the table's ``needs_look`` column, a line atop the feedback).
 """
 from __future__ import annotations
 
@@ -19,7 +23,8 @@ import secrets
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +54,20 @@ class NotebookGrade:
     notebook: str
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # by exercise column
     notes: list[str] = field(default_factory=list)
+    lesson_errors: list[str] = field(default_factory=list)       # the instructor's own cells that failed
+
+    @property
+    def needs_look(self) -> bool:
+        """A cell of the lesson failed: a grading problem, not the student's, so the grade needs the instructor."""
+        return bool(self.lesson_errors)
+
+    @property
+    def points(self) -> tuple[float, float]:
+        return (sum(o.points for o in self.outcomes.values()), sum(o.max_points for o in self.outcomes.values()))
+
+
+class CalibrationError(ValueError):
+    """The instructor's own solution did not earn every point under the grading sandbox: nothing is graded."""
 
 
 # ------------------------------------------------------------------------------------------- reading submissions
@@ -199,6 +218,7 @@ def grade_notebook(name: str, source: Any, exercises: list[Exercise], data: byte
         if culprit is None:
             grade.notes.append(f"the lesson's cell {lesson_cell} {_why(run.ended, limits)} before any exercise ran; "
                                "nothing could be graded (tell your instructor)")
+            grade.lesson_errors.append(f"cell {lesson_cell} {_why(run.ended, limits)}")
             for e in exercises:
                 verdicts.setdefault(e.name, f"not graded: the lesson itself {_why(run.ended, limits)}")
             break
@@ -221,6 +241,7 @@ def grade_notebook(name: str, source: Any, exercises: list[Exercise], data: byte
             reply = run.replies.get(i, {})
             if s.role == "lesson" and reply.get("status") == "error":
                 grade.notes.append(f"the lesson's cell {s.source_index} raised {_error(reply)}")
+                grade.lesson_errors.append(f"cell {s.source_index} raised {_error(reply)}")
     return grade
 
 
@@ -307,10 +328,11 @@ def grade_table(grades: dict[str, list[NotebookGrade]], columns: list[str]) -> s
     """CSV text: one row per student, one column per exercise (points), then the total."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", *columns, "total"])
+    writer.writerow(["student", *columns, "total", "needs_look"])
     for student, notebooks in grades.items():
         points = {k: o.points for g in notebooks for k, o in g.outcomes.items()}
-        writer.writerow([student, *(f"{points.get(c, 0.0):g}" for c in columns), f"{sum(points.values()):g}"])
+        look = "; ".join(f"{g.notebook}: lesson {e}" for g in notebooks for e in g.lesson_errors)
+        writer.writerow([student, *(f"{points.get(c, 0.0):g}" for c in columns), f"{sum(points.values()):g}", look])
     return buffer.getvalue()
 
 
@@ -319,6 +341,10 @@ def feedback_text(student: str, notebooks: list[NotebookGrade]) -> str:
     total = sum(o.points for g in notebooks for o in g.outcomes.values())
     possible = sum(o.max_points for g in notebooks for o in g.outcomes.values())
     lines = [f"# Feedback for {student}", "", f"**Total: {total:g} / {possible:g} points**", ""]
+    if any(g.needs_look for g in notebooks):
+        lines += ["**A cell of the lesson itself failed** while your notebook was graded (see the notes below). That "
+                  "is likely a grading problem rather than your code, so some points may be missing for a reason that "
+                  "is not yours: your instructor has been told to look at this grade.", ""]
     for grade in notebooks:
         lines += [f"## {grade.notebook}", "", "| exercise | points | |", "|---|---|---|"]
         for column, outcome in grade.outcomes.items():
@@ -330,14 +356,58 @@ def feedback_text(student: str, notebooks: list[NotebookGrade]) -> str:
     return "\n".join(lines)
 
 
+def _likely_cause(text: str) -> str:
+    if "PermissionError" in text or "Permission denied" in text:
+        return ("a path the sandbox denied: the lesson needs a file inside a folder it hides (the checkout, the "
+                "submissions, the feedback) or a cache outside ~/.cache")
+    if "time limit" in text:
+        return "a time limit too tight for this machine: raise --time-limit or --cell-time-limit"
+    if "memory limit" in text:
+        return "a memory limit too tight: raise --memory-mb"
+    if "could not be loaded" in text or "not found" in text:
+        return "the environment: data or a model the lesson loads is not reachable from here"
+    return "the environment the kernels run in (see the error)"
+
+
+def calibrate(names: list[str], sources: dict[str, Any], exercises: dict[str, list[Exercise]], limits: Limits,
+              policy: Policy, env: dict[str, str]) -> dict[str, float]:
+    """Grade each solution notebook as if a student had handed it in, under the same sandbox, limits and
+    environment -> seconds per notebook. Raises ``CalibrationError`` (which lesson, which cell, the error and its
+    likely cause) unless every one earns every point with no failing cell: then the grader, not the students, is
+    wrong, and nothing may be graded."""
+    seconds, problems = {}, []
+    for name in names:
+        start = time.perf_counter()
+        grade = grade_notebook(name, sources[name], exercises[name], nbformat.writes(sources[name]).encode(),
+                               limits.for_notebook(name), policy, env)
+        seconds[name] = time.perf_counter() - start
+        earned, possible = grade.points
+        if earned == possible and not grade.needs_look:
+            continue
+        lost = [f"{column.split(':', 1)[1]}: {o.reason}" for column, o in grade.outcomes.items()
+                if o.points < o.max_points]
+        detail = "; ".join(grade.lesson_errors + lost)
+        problems.append(f"{name}: the solution earns {earned:g} / {possible:g} ({detail[:1200]}). Likely cause: "
+                        f"{_likely_cause(detail)}.")
+    if problems:
+        raise CalibrationError(
+            "calibration failed: the instructor's own solution does not earn every point in the grading sandbox, so "
+            "no student was graded.\n  " + "\n  ".join(problems) +
+            "\nFix the environment (or the limits) and run again; --skip-calibration grades anyway.")
+    return seconds
+
+
 def autograde(submissions: Path | str, source: Path | str, out: Path | str, limits: Limits | None = None,
-              feedback: Path | str | None = None, progress: bool | None = None) -> dict[str, list[NotebookGrade]]:
+              feedback: Path | str | None = None, progress: bool | None = None,
+              calibration: bool = True) -> dict[str, list[NotebookGrade]]:
     """Grade every student folder in ``submissions`` against the solution notebooks in ``source``; write the grade
     table ``out`` (CSV) and one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``).
 
-    Only the notebooks that at least one student handed in are graded. Everything is read before the first
-    submission runs and written after the last one, each file whole; a submission that crashes its kernel, hangs
-    or breaks the grader for any reason costs only its own marks.
+    Only the notebooks that at least one student handed in are graded. First (unless ``calibration`` is False) each
+    of their solution notebooks is graded under the same sandbox and limits (:func:`calibrate`); if one does not earn
+    every point nothing is graded. Its time sets the per-notebook time limit when none was given (3 x + 60 s).
+    Everything is read before the first submission runs and written after the last one, each file whole; a
+    submission that crashes its kernel, hangs or breaks the grader for any reason costs only its own marks.
     """
     from tqdm.auto import tqdm
 
@@ -351,6 +421,7 @@ def autograde(submissions: Path | str, source: Path | str, out: Path | str, limi
         raise ValueError(f"no submission in {submissions} holds one of the notebooks with exercises in {source}: "
                          f"{', '.join(n for n in sources if exercises[n])}")
     limits = limits or Limits()
+    made_feedback = not feedback.exists()
     feedback.mkdir(parents=True, exist_ok=True)
     policy = sandbox_policy(source if source.is_dir() else source.parent, submissions, out, feedback)
     env = kernel_environment()
@@ -358,12 +429,25 @@ def autograde(submissions: Path | str, source: Path | str, out: Path | str, limi
     if landlock_abi() == 0:
         print("warning: no Landlock filesystem sandbox on this system; submissions can read and write your files. "
               "Grade inside a container or as a separate user.", file=sys.stderr)
+    per_notebook = {name: limits.for_notebook(name) for name in graded}
+    if calibration:
+        try:
+            seconds = calibrate(graded, sources, exercises, limits, policy, env)
+        except CalibrationError:
+            if made_feedback and not any(feedback.iterdir()):
+                feedback.rmdir()   # nothing graded, nothing left behind
+            raise
+        for name, took in seconds.items():
+            if limits.notebook_seconds is None:
+                per_notebook[name] = replace(per_notebook[name], notebook_seconds=3 * took + 60)
+            print(f"calibration: {name}: the solution earns every point in {took:.0f} s; "
+                  f"time limit per submission {per_notebook[name].notebook_seconds:.0f} s")
     results: dict[str, list[NotebookGrade]] = {student: [] for student in handed_in}
     jobs = [(student, name) for student in handed_in for name in graded]
     for student, name in tqdm(jobs, desc="grading", unit="notebook", disable=None if progress is None else not progress):
         try:
             grade = grade_notebook(name, sources[name], exercises[name], handed_in[student][name],
-                                   limits.for_notebook(name), policy, env)
+                                   per_notebook[name], policy, env)
         except Exception as err:  # noqa: BLE001 - the batch goes on; this student's notebook gets zero and the reason
             grade = zero_grade(name, exercises[name], f"grader error: {type(err).__name__}: {err}")
         results[student].append(grade)
