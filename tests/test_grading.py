@@ -344,16 +344,26 @@ def test_cli_reports_bad_input(tmp_path):
 # ------------------------------------------------------------------------------------------- a real course notebook
 def test_round_trip_on_a_course_notebook(tmp_path):
     """Release lesson 01; the reference answers earn every point, the untouched release none, and the untouched
-    release still runs every lesson cell without an error (nothing in the lesson depends on a student's answer)."""
-    source = Path(__file__).parent.parent / "notebooks" / "01_masking.ipynb"
+    release still runs every lesson cell without an error (nothing in the lesson depends on a student's answer).
+    The instructor's checkout sits inside the cache folder, which must stay writable around it (issue 23)."""
+    cache = tmp_path / "cache"
+    checkout = cache / "bert-course"
+    (checkout / "notebooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    source = checkout / "notebooks" / "01_masking.ipynb"
+    source.write_bytes((Path(__file__).parent.parent / "notebooks" / "01_masking.ipynb").read_bytes())
     release(source, tmp_path / "release")
     for student, path in {"reference": source, "untouched": tmp_path / "release" / source.name}.items():
         (tmp_path / "subs" / student).mkdir(parents=True)
         (tmp_path / "subs" / student / source.name).write_bytes(path.read_bytes())
     out = tmp_path / "grades.csv"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    env.pop("HF_HOME", None)
     result = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(tmp_path / "subs"),
-                             "--source", str(source), "--out", str(out)], capture_output=True, text=True, timeout=600)
+                             "--source", str(source), "--out", str(out)], capture_output=True, text=True, timeout=600,
+                            env=env)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "calibration: 01_masking: the solution earns every point" in result.stdout
     with out.open() as f:
         grades = {row["student"]: row for row in csv.DictReader(f)}
     possible = sum(e.points for e in find_exercises(nbformat.read(source, 4), source.stem))
