@@ -17,13 +17,13 @@ import argparse
 import re
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat  # the runner extra, which every checkout set up with `make` has
 
-import tomllib
-
+from . import registry
 from .paths import repo_root
 
 FIRST_CELL_MARK = "# On Colab (or any Python without the course)"
@@ -66,8 +66,6 @@ def lesson_of(notebook: str) -> str:
 def header(notebook: str) -> str:
     """The two lines under a notebook's title: which profile runs, where its data and models come from, and what to
     do when something is missing. The datasets are the registry's entries for this lesson."""
-    from . import registry
-
     lesson = lesson_of(notebook)
     shipped = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and e.shipped]
     hub = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and not e.shipped]
@@ -194,16 +192,15 @@ def main(argv: list[str] | None = None) -> int:
         for name in sync():
             print(f"updated {name}")
         return 0
-    found = problems()
+    rel, found = release(), problems()
     for line in found:
         print(line)
     if not found:
-        print(f"every badge and first cell points at {release().install_spec}")
-    tag = release().tag
-    known = subprocess.run(["git", "rev-parse", "--quiet", "--verify", f"refs/tags/{tag}"], cwd=repo_root(),
+        print(f"every badge and first cell points at {rel.install_spec}")
+    known = subprocess.run(["git", "rev-parse", "--quiet", "--verify", f"refs/tags/{rel.tag}"], cwd=repo_root(),
                            capture_output=True).returncode == 0
     if not known:
-        print(f"note: this clone has no tag {tag}: tag the release commit and push the tag before students click")
+        print(f"note: this clone has no tag {rel.tag}: tag the release commit and push the tag before students click")
     return 1 if found else 0
 
 

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .autograde import autograde
+from .autograde import autograde, totals
 from .runner import Limits
 from .exercises import ExerciseError
 from .release import release
@@ -41,8 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for student, notebooks in results.items():
-        total = sum(o.points for g in notebooks for o in g.outcomes.values())
-        possible = sum(o.max_points for g in notebooks for o in g.outcomes.values())
+        total, possible = totals(notebooks)
         look = [g.notebook for g in notebooks if g.needs_look]
         print(f"{student}: {total:g} / {possible:g}" + (f"  NEEDS A LOOK: a lesson cell failed in {', '.join(look)}"
                                                         if look else ""))

@@ -336,10 +336,14 @@ def grade_table(grades: dict[str, list[NotebookGrade]], columns: list[str]) -> s
     return buffer.getvalue()
 
 
+def totals(notebooks: list[NotebookGrade]) -> tuple[float, float]:
+    """(points earned, points possible) over a student's graded notebooks."""
+    return sum(g.points[0] for g in notebooks), sum(g.points[1] for g in notebooks)
+
+
 def feedback_text(student: str, notebooks: list[NotebookGrade]) -> str:
     """A student's feedback in Markdown: each exercise's points and why."""
-    total = sum(o.points for g in notebooks for o in g.outcomes.values())
-    possible = sum(o.max_points for g in notebooks for o in g.outcomes.values())
+    total, possible = totals(notebooks)
     lines = [f"# Feedback for {student}", "", f"**Total: {total:g} / {possible:g} points**", ""]
     if any(g.needs_look for g in notebooks):
         lines += ["**A cell of the lesson itself failed** while your notebook was graded (see the notes below). That "
