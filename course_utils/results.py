@@ -18,6 +18,7 @@ RESULTS_ENV = "COURSE_RESULTS_FILE"
 
 _results: dict[str, Any] = {}
 _sources: list[dict[str, str]] = []
+_claims: list[dict[str, Any]] = []
 
 
 def _plain(value: Any, key: str) -> Any:
@@ -47,7 +48,7 @@ def _write() -> None:
     path = os.environ.get(RESULTS_ENV)
     if not path:
         return
-    atomic_write_text(path, json.dumps({"results": _results, "sources": _sources}, indent=2))
+    atomic_write_text(path, json.dumps({"results": _results, "sources": _sources, "claims": _claims}, indent=2))
 
 
 def record(**values: Any) -> dict[str, Any]:
@@ -74,9 +75,20 @@ def note_source(kind: str, name: str, source: str, location: str) -> None:
         _write()
 
 
+def note_claim(checked: dict[str, Any]) -> None:
+    """Keep a checked claim for the course report (``course_utils.claims.claim`` calls this)."""
+    _claims.append(dict(checked))
+    _write()
+
+
 def recorded() -> dict[str, Any]:
     """Everything recorded so far in this process."""
     return dict(_results)
+
+
+def checked_claims() -> list[dict[str, Any]]:
+    """Every claim checked in this process (``course_utils.claims``)."""
+    return [dict(c) for c in _claims]
 
 
 def sources() -> list[dict[str, str]]:

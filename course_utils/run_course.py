@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write_text
+from .claims import FAILED, HELD, NOT_EXPECTED, tally
 from .profiles import PROFILES, get_profile
 from .paths import repo_root
 from .results import RESULTS_ENV
@@ -108,7 +109,7 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
         entry = {"status": "failed", "error": f"timed out after {timeout} s", "peak_rss_mb": None}
     seconds = time.perf_counter() - start
     child_report.unlink(missing_ok=True)
-    recorded = json.loads(results_file.read_text()) if results_file.is_file() else {"results": {}, "sources": []}
+    recorded = json.loads(results_file.read_text()) if results_file.is_file() else {}
     budget = PROFILES[profile]
     seconds_budget = budget.seconds_budget_for(source.stem)
     within = None
@@ -116,23 +117,28 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
         within = seconds <= seconds_budget and (entry["peak_rss_mb"] or 0) <= budget.peak_rss_mb_budget
     return {"name": source.stem, "status": entry["status"], "seconds": round(seconds, 1),
             "peak_rss_mb": entry["peak_rss_mb"], "within_budget": within, "error": entry["error"],
-            "results": recorded["results"], "sources": recorded["sources"], "executed": str(output)}
+            "results": recorded.get("results", {}), "sources": recorded.get("sources", []),
+            "claims": recorded.get("claims", []), "executed": str(output)}
 
 
 def summary_table(report: dict[str, Any]) -> str:
     """A plain-text table of the report, for the end of the run."""
-    rows = [("notebook", "status", "seconds", "peak MB", "budget", "results")]
+    rows = [("notebook", "status", "seconds", "peak MB", "budget", "claims", "results")]
     for nb in report["notebooks"]:
+        counts = tally(nb.get("claims", []))
+        claims_text = f"{counts[HELD]} held, {counts[FAILED]} failed, {counts[NOT_EXPECTED]} not expected"
         shown = nb["error"] if nb["status"] != "ok" else ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in nb["results"].items())
         budget = {True: "ok", False: "OVER", None: "-"}[nb["within_budget"]]
         rows.append((nb["name"], nb["status"], f"{nb['seconds']:.1f}", f"{nb['peak_rss_mb'] or 0:.0f}", budget,
-                     (shown[:90] + "…") if len(shown) > 90 else shown))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + "  " + r[5] for r in rows]
+                     claims_text, (shown[:90] + "…") if len(shown) > 90 else shown))
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:6], widths)) + "  " + r[6] for r in rows]
     ok = sum(nb["status"] == "ok" for nb in report["notebooks"])
+    every = tally([c for nb in report["notebooks"] for c in nb.get("claims", [])])
     lines.append(f"{ok}/{len(report['notebooks'])} notebooks ok in {report['total_seconds']:.1f} s "
-                 f"(profile {report['profile']}); report: {report['report']}")
+                 f"(profile {report['profile']}); claims: {every[HELD]} held, {every[FAILED]} failed, "
+                 f"{every[NOT_EXPECTED]} not expected here; report: {report['report']}")
     return "\n".join(lines)
 
 

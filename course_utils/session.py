@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 import torch
 
+from .claims import use_profile
 from .profiles import Profile, get_profile
 from .quiet import is_quiet, quiet_if_asked
 from .paths import describe_path
@@ -75,12 +76,26 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def _announce_rehearsal(profile: Profile) -> None:
+    """Print and record that this run is a rehearsal, and which stand-ins replace the full profile's checkpoints."""
+    from .rehearsal import standins_in_use
+    from .results import record
+
+    used = standins_in_use(profile)
+    print("\nREHEARSAL of the full profile: its code path with steps and examples capped; the checkpoints below are "
+          "random-weight stand-ins, so no number here is a result of the real models.")
+    for name, where in used.items():
+        print(f"  {name}: {where}")
+    record(rehearsal=True, standins=sorted(used))
+
+
 def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Session:
     """Seed everything, choose device and profile, quiet libraries under tests, print an environment summary.
 
     ``profile`` overrides ``$COURSE_PROFILE``; with neither, it is 'full' on a CUDA machine and 'quick' otherwise.
     """
     chosen = get_profile(profile)
+    use_profile(chosen.name)    # the profile every claim of this notebook is checked in
     seed_everything(seed)
     quiet_if_asked()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -108,4 +123,6 @@ def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Se
         ]
         width = max(len(k) for k, _ in rows)
         print("\n".join(f"{k:<{width}} : {v}" for k, v in rows))
+    if chosen.name == "rehearsal":
+        _announce_rehearsal(chosen)
     return session

@@ -3,8 +3,8 @@ import pytest
 from course_utils.profiles import PROFILES, get_profile
 
 
-def test_both_profiles_are_defined_with_their_checkpoints():
-    assert set(PROFILES) == {"quick", "full"}
+def test_the_profiles_are_defined_with_their_checkpoints():
+    assert set(PROFILES) == {"quick", "full", "rehearsal"}
     assert get_profile("quick").encoder == "sentence-transformers/all-MiniLM-L6-v2"
     assert get_profile("full").encoder == "bert-base-uncased"
     assert get_profile("quick").seconds_budget == 120 and get_profile("quick").peak_rss_mb_budget <= 3072
@@ -26,7 +26,7 @@ def test_default_follows_the_device(monkeypatch, cuda, expected):
 
 
 def test_unknown_profile_is_refused(monkeypatch):
-    with pytest.raises(ValueError, match=r"Unknown course profile 'fast'.*Accepted: full, quick"):
+    with pytest.raises(ValueError, match=r"Unknown course profile 'fast'.*Accepted: full, quick, rehearsal"):
         get_profile("fast")
     monkeypatch.setenv("COURSE_PROFILE", "medium")
     with pytest.raises(ValueError, match=r"'medium' \(from the \$COURSE_PROFILE\)"):
@@ -108,3 +108,32 @@ def test_lesson_08_recipe_names_real_tasks_and_the_issues_k(name):
     assert r.sampling_temperature >= 1 and r.multitask_steps > 0 and r.max_length <= 512
     assert r.mlm_model == get_profile(name).mlm_checkpoint          # the MLM with a head that lessons 05-06 use
     assert get_profile("quick").seconds_budget_for("08_prompting_and_few_shot") == 180  # the issue's 3 minutes
+
+
+def test_the_rehearsal_is_full_with_only_counts_capped():
+    """Everything the full profile decides stays (checkpoints, batch sizes, lengths, learning rates, precision);
+    only steps and example counts shrink, and SQuAD trains on validation articles (the mirror's only split)."""
+    from dataclasses import replace
+
+    from course_utils.profiles import REHEARSAL_CAPS, _capped
+
+    full, rehearsal = get_profile("full"), get_profile("rehearsal")
+    assert rehearsal.encoder == full.encoder and rehearsal.mixed_precision and rehearsal.seq2seq.models == full.seq2seq.models
+    assert rehearsal.pretraining.size == full.pretraining.size and rehearsal.pretraining.batch_size == full.pretraining.batch_size
+    assert rehearsal.pretraining.steps == 12 and rehearsal.finetune("sst2").train_examples == 256
+    assert rehearsal.finetune("sst2").lr == full.finetune("sst2").lr and rehearsal.finetune("squad").max_length == 384
+    expected = replace(_capped(full, REHEARSAL_CAPS), name="rehearsal", seconds_budget=180.0, peak_rss_mb_budget=6144.0,
+                       finetuning={**_capped(full, REHEARSAL_CAPS).finetuning,
+                                   "squad": replace(_capped(full, REHEARSAL_CAPS).finetune("squad"), split_by_article=True)})
+    assert rehearsal == expected
+
+
+def test_deriving_a_profile_refuses_unknown_fields():
+    from course_utils.profiles import derive
+
+    with pytest.raises(ValueError, match=r"no profile or recipe field called 'stepz'.*Accepted: .*steps"):
+        derive(get_profile("full"), "x", caps={"stepz": 3})
+    with pytest.raises(ValueError, match=r"override 'finetuning.sst3.epochs': no 'sst3' here; accepted: sst2"):
+        derive(get_profile("full"), "x", caps={}, overrides={"finetuning.sst3.epochs": 1})
+    with pytest.raises(ValueError, match=r"PretrainRecipe has no field 'stepz'; accepted: vocab_size"):
+        derive(get_profile("full"), "x", caps={}, overrides={"pretraining.stepz": 1})

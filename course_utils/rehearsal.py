@@ -1,0 +1,96 @@
+"""The rehearsal of the full profile: every notebook in ``full``'s code path, offline, on a CPU, in minutes.
+
+    make rehearse                                   # = python -m course_utils.rehearsal --out build/rehearsal
+    python -m course_utils.rehearsal notebooks/04_seq2seq_t5_bart.ipynb
+
+It builds the stand-ins of the full profile's hub checkpoints (``course_utils.standins``) into a Hugging Face cache
+folder, points ``HF_HUB_CACHE`` there with the hub switched off, takes datasets from the offline mirror under their hub
+names, and runs the notebooks in the ``rehearsal`` profile (``full`` with steps and examples capped, nothing else
+changed; ``course_utils.profiles``). Random stand-ins cannot reach a paper's accuracy: in a rehearsal, a lesson's
+claims check only what they must still satisfy (``course_utils.claims``). Introduced for maintainers and CI.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from .profiles import PROFILES, Profile
+from .resources import mirror_dir, resolve_checkpoint
+from .standins import STANDINS
+
+REHEARSAL = "rehearsal"
+
+
+def hub_checkpoints(profile: Profile) -> list[str]:
+    """The checkpoints a profile names that have stand-ins, in the order they first appear."""
+    found: list[str] = []
+
+    def walk(obj: Any) -> None:
+        if isinstance(obj, str) and obj in STANDINS and obj not in found:
+            found.append(obj)
+        elif is_dataclass(obj):
+            for f in fields(obj):
+                walk(getattr(obj, f.name))
+        elif isinstance(obj, (tuple, list)):
+            for v in obj:
+                walk(v)
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                walk(v)
+
+    walk(profile)
+    return found
+
+
+def standins_in_use(profile: Profile) -> dict[str, str]:
+    """Hub name -> where the resolver takes it from, for every checkpoint of ``profile`` that has a stand-in."""
+    out = {}
+    for name in hub_checkpoints(profile):
+        try:
+            out[name] = resolve_checkpoint(name).detail
+        except FileNotFoundError:
+            out[name] = "MISSING: run `make rehearse` (it builds the stand-ins first)"
+    return out
+
+
+def require_mirror() -> Path:
+    """The offline mirror, which the rehearsal takes its datasets from; a clear error where there is none."""
+    root = mirror_dir()
+    if root is None:
+        raise SystemExit(
+            "The rehearsal needs the offline mirror of the hub's datasets (the full profile's data under their hub "
+            "names): none found. Put it at ../shared/data beside the checkout or point $COURSE_DATA_DIR at it. "
+            "Students do not need a rehearsal: online, run the full profile itself (COURSE_PROFILE=full)."
+        )
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    from . import run_course
+    from .standins import build_all
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", help="notebooks to rehearse (default: notebooks/NN_*.ipynb)")
+    parser.add_argument("--out", default="build/rehearsal", help="executed copies, report and stand-ins go here")
+    parser.add_argument("--cache", default=None, help="Hugging Face cache folder for the stand-ins "
+                        "(default: OUT/hf-cache; built there when missing, reused when present)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per notebook (default: 600)")
+    args = parser.parse_args(argv)
+
+    root = require_mirror()
+    out = Path(args.out).resolve()
+    cache = Path(args.cache).resolve() if args.cache else out / "hf-cache"
+    build_all(cache, hub_checkpoints(PROFILES[REHEARSAL]))
+    os.environ.update({"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "COURSE_DATA_DIR": str(root)})
+    notebooks = run_course.find_notebooks(args.notebooks)
+    report = run_course.run_course(notebooks, out, REHEARSAL, args.timeout)
+    print(run_course.summary_table(report))
+    return 0 if all(nb["status"] == "ok" for nb in report["notebooks"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
