@@ -80,14 +80,16 @@ def corpus_blocks(texts: Sequence[str], tokenizer, block_length: int, min_blocks
 
 def continue_pretraining(model, tokenizer, blocks: torch.Tensor, eval_blocks: torch.Tensor, *, steps: int,
                          batch_size: int, lr: float, warmup_ratio: float = 0.1, eval_every: int | None = None,
-                         seed: int = 0, progress: bool | None = None):
+                         seed: int = 0, mixed_precision: bool | None = None, progress: bool | None = None):
     """MLM training of a *copy* of ``model`` (a ``BertForMaskedLM``) on ``blocks`` [N, T] -> (adapted model in eval
     mode, ``History`` with the loss on ``eval_blocks`` at the start, every ``eval_every`` steps and at the end).
-    The original model is left as it was, so one general model can be adapted several ways."""
+    The original model is left as it was, so one general model can be adapted several ways. ``mixed_precision``:
+    as in ``pretrain_mlm`` (None follows the running profile)."""
     adapted = copy.deepcopy(model)
     history: History = pretrain_mlm(
         adapted, tokenizer, blocks, eval_blocks, steps=steps, batch_size=batch_size, lr=lr,
-        warmup_steps=round(warmup_ratio * steps), eval_every=eval_every or steps, seed=seed, progress=progress,
+        warmup_steps=round(warmup_ratio * steps), eval_every=eval_every or steps, seed=seed,
+        mixed_precision=mixed_precision, progress=progress,
     )
     return adapted.eval(), history
 

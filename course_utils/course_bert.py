@@ -151,8 +151,8 @@ def build(recipe: PretrainRecipe, progress: bool | None = None):
     history = pretrain_mlm(
         model, tokenizer, train_blocks, eval_blocks, steps=recipe.steps, batch_size=recipe.batch_size, lr=recipe.lr,
         warmup_steps=recipe.warmup_steps, eval_every=recipe.eval_every, seed=recipe.seed,
-        mlm_probability=recipe.mlm_probability, progress=progress,
-    )
+        mlm_probability=recipe.mlm_probability, mixed_precision=False, progress=progress,
+    )   # fp32 in every profile: the checkpoint is cached by its recipe, and must not depend on who built it
     return model, tokenizer, history
 
 

@@ -91,13 +91,18 @@ def adamw(params, *, lr: float, weight_decay: float = 0.01) -> torch.optim.AdamW
 
 def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: float = 5e-5, batch_size: int = 32,
               warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0, collate=None,
-              progress: bool | None = None, desc: str = "fine-tuning") -> list[float]:
+              mixed_precision: bool | None = None, progress: bool | None = None,
+              desc: str = "fine-tuning") -> list[float]:
     """The fine-tuning loop for any transformers head that returns ``.loss`` (sequence or token classification,
     question answering): AdamW, linear warmup then decay over ``epochs`` passes (fractions allowed), gradient
     clipping at 1.0, length-grouped dynamically padded batches. Returns the loss of every step.
 
     Only parameters with ``requires_grad`` are trained, so a frozen encoder trains just its head.
+    ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16; ``course_utils.precision``);
+    None follows the running profile (on in ``full``, so bert-base fine-tunes in 16-bit on a GPU).
     """
+    from .precision import Precision
+
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
@@ -109,6 +114,7 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
     if not train:
         raise ValueError("No training examples: pass a non-empty list of encoded examples.")
     device = next(model.parameters()).device
+    precision = Precision(device, mixed_precision)
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = adamw(trainable, lr=lr, weight_decay=weight_decay)
     steps_per_epoch = math.ceil(len(train) / batch_size)
@@ -120,10 +126,10 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
     epoch = 0
     while len(losses) < total:
         for batch in batches(train, tokenizer, batch_size, group_by_length=True, seed=seed + epoch, collate=collate):
-            loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
-            optimizer.step()
+            with precision.autocast():
+                loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+            precision.backward(loss)
+            precision.step(optimizer, trainable, max_norm=1.0)
             schedule.step()
             optimizer.zero_grad(set_to_none=True)
             losses.append(float(loss.detach()))
@@ -138,11 +144,12 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
 
 def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: float = 1, lr: float = 5e-5,
                      batch_size: int = 32, warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0,
-                     progress: bool | None = None) -> list[float]:
+                     mixed_precision: bool | None = None, progress: bool | None = None) -> list[float]:
     """``fine_tune`` for a GLUE task's ``AutoModelForSequenceClassification`` (its num_labels is checked first)."""
     check_num_labels(model, task)
     return fine_tune(model, tokenizer, train, epochs=epochs, lr=lr, batch_size=batch_size, warmup_ratio=warmup_ratio,
-                     weight_decay=weight_decay, seed=seed, progress=progress, desc=f"fine-tuning on {task}")
+                     weight_decay=weight_decay, seed=seed, mixed_precision=mixed_precision, progress=progress,
+                     desc=f"fine-tuning on {task}")
 
 
 def shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, collate=None, run=None):

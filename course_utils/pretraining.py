@@ -20,7 +20,7 @@ from .masking import IGNORE_INDEX, mask_tokens
 from .profiles import BertSize
 from .quiet import is_quiet
 
-__all__ = ["BertSize", "History", "bert_config", "check_blocks_fit", "heldout_loss", "masked_lm_loss",
+__all__ = ["BertSize", "History", "MaskedLMObjective", "bert_config", "check_blocks_fit", "heldout_loss", "masked_lm_loss",
            "non_embedding_parameters", "pretrain_mlm"]
 
 
@@ -105,6 +105,20 @@ def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torc
     return F.cross_entropy(head(hidden[where]).float(), labels[where])        # [M, V] logits
 
 
+class MaskedLMObjective(torch.nn.Module):
+    """A masked LM and its training loss in one module: ``forward(input_ids, labels) -> loss`` (``masked_lm_loss``,
+    the vocabulary projection on masked positions only). Training wraps this module rather than the bare model, so
+    that the shortcut lives inside ``forward``, where a wrapper such as ``DistributedDataParallel`` sees it and
+    synchronises the head's gradients with the rest."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return masked_lm_loss(self.model, input_ids, labels)
+
+
 @torch.no_grad()
 def heldout_loss(model, blocks: torch.Tensor, tokenizer, batch_size: int = 64, seed: int = 0) -> float:
     """Mean MLM loss per masked token on ``blocks`` [N, T], with masks fixed by ``seed`` so evaluations compare."""
@@ -162,7 +176,7 @@ def pretrain_mlm(
     seed: int = 0,
     mlm_probability: float = 0.15,
     weight_decay: float = 0.01,
-    mixed_precision: bool = False,
+    mixed_precision: bool | None = None,
     progress: bool | None = None,
 ) -> History:
     """Train ``model`` (``BertForMaskedLM``, ``AlbertForMaskedLM``; any device) with MLM; evaluate on ``eval_blocks``
@@ -170,7 +184,11 @@ def pretrain_mlm(
 
     Blocks are drawn without replacement (a fresh permutation each epoch) and masked anew for every batch.
     Linear warmup to ``lr`` over ``warmup_steps``, then linear decay to 0 at ``steps`` (Devlin et al. 2019).
+    ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16; ``course_utils.precision``);
+    None follows the running profile (on in ``full``).
     """
+    from .precision import Precision
+
     from transformers import get_linear_schedule_with_warmup
 
     for name, value in (("steps", steps), ("eval_every", eval_every)):
@@ -181,10 +199,8 @@ def pretrain_mlm(
     check_blocks_fit(model, train_blocks, batch_size)
     check_blocks_fit(model, eval_blocks, min(batch_size, eval_blocks.shape[0]))
     device = next(model.parameters()).device
-    # Mixed precision on a GPU: bf16 where the GPU has it (A100, H100, ...), else fp16 with loss scaling (T4).
-    autocast = mixed_precision and device.type == "cuda"
-    amp_dtype = torch.bfloat16 if autocast and torch.cuda.is_bf16_supported() else torch.float16
-    scaler = torch.amp.GradScaler("cuda", enabled=autocast and amp_dtype == torch.float16)
+    precision = Precision(device, mixed_precision)
+    objective = MaskedLMObjective(model)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]   # biases and LayerNorm weights
     optimizer = torch.optim.AdamW(
@@ -214,14 +230,11 @@ def pretrain_mlm(
         batch = mask_tokens(train_blocks[order[cursor:cursor + batch_size]], tokenizer,
                             mlm_probability=mlm_probability, generator=g)
         cursor += batch_size
-        with torch.autocast(device.type, dtype=amp_dtype, enabled=autocast):
-            loss = masked_lm_loss(model, batch.input_ids.to(device), batch.labels.to(device))
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        with precision.autocast():
+            loss = objective(batch.input_ids.to(device), batch.labels.to(device))
+        precision.backward(loss)
         history.lr.append(schedule.get_last_lr()[0])
-        scaler.step(optimizer)
-        scaler.update()
+        precision.step(optimizer, model.parameters(), max_norm=1.0)
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
         history.train_step.append(step)

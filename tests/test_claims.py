@@ -65,3 +65,18 @@ def test_bad_claims_are_refused_with_what_is_accepted(kwargs, message):
 def test_a_value_that_is_not_a_number_is_refused():
     with pytest.raises(TypeError, match="the value must be a number; got str"):
         claim("x", "0.9", ">=", quick=0.5)
+
+
+def test_mixed_precision_follows_the_running_profile():
+    from course_utils.precision import Precision
+
+    assert Precision("cpu").dtype is None and Precision("cpu").name == "fp32"     # quick: fp32
+    use_profile("rehearsal")
+    assert Precision("cpu").dtype == torch_bf16() and Precision("cpu").name == "bf16"
+    assert Precision("cpu", enabled=False).name == "fp32"
+
+
+def torch_bf16():
+    import torch
+
+    return torch.bfloat16

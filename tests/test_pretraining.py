@@ -117,3 +117,28 @@ def test_bad_training_arguments(corpus, kwargs, message):
     args = dict(steps=10, batch_size=4, lr=1e-3, warmup_steps=1, eval_every=5, progress=False) | kwargs
     with pytest.raises(ValueError, match=message):
         pretrain_mlm(tiny_model(tok), tok, train, held, **args)
+
+
+def test_mixed_precision_trains_in_bf16_on_a_cpu_and_still_learns(corpus):
+    """The full profile's mixed precision, as the rehearsal runs it on a CPU: the encoder's matrix products come out
+    in bf16 (autocast), the weights stay fp32, and the held-out loss still falls."""
+    tok, train, held = corpus
+    model = tiny_model(tok)
+    seen = []
+    model.bert.encoder.layer[0].intermediate.dense.register_forward_hook(
+        lambda module, args, out: seen.append(out.dtype) if module.training else None)
+    h = pretrain_mlm(model, tok, train, held, steps=40, batch_size=8, lr=5e-3, warmup_steps=4, eval_every=40,
+                     mixed_precision=True, progress=False)
+    assert set(seen) == {torch.bfloat16} and model.bert.embeddings.word_embeddings.weight.dtype == torch.float32
+    assert h.eval_loss[-1] < h.eval_loss[0] - 0.5
+
+
+def test_the_masked_lm_objective_is_one_module_whose_forward_is_the_masked_only_loss(corpus):
+    from course_utils.pretraining import MaskedLMObjective
+
+    tok, blocks, _ = corpus
+    model = tiny_model(tok).eval()
+    batch = mask_tokens(blocks[:8], tok, generator=torch.Generator().manual_seed(1))
+    objective = MaskedLMObjective(model)
+    assert set(dict(objective.named_parameters())) == {f"model.{n}" for n, _ in model.named_parameters()}
+    torch.testing.assert_close(objective(batch.input_ids, batch.labels), masked_lm_loss(model, batch.input_ids, batch.labels))
