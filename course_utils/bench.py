@@ -6,6 +6,7 @@
     python -m course_utils.bench masking      # masking functions, tokens per second
     python -m course_utils.bench course       # every notebook (quick profile) against its time and memory budget
     python -m course_utils.bench autograde    # 20 submissions of one notebook vs 2 x 20 x its own run time
+    python -m course_utils.bench distributed  # the training loops in 2 CPU processes vs 1: the same model (<= 1e-5)
     make bench                                # all of the above
 
 Each subcommand prints its measurements and exits 1 when a target is missed.
@@ -242,7 +243,8 @@ def bench_autograde(notebook: str, submissions: int) -> tuple[float, bool]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["mlm", "finetune", "checkpoint", "masking", "course", "autograde", "all"])
+    parser.add_argument("what", choices=["mlm", "finetune", "checkpoint", "masking", "course", "autograde",
+                                            "distributed", "all"])
     parser.add_argument("--steps", type=int, default=100, help="mlm: training steps for each way (default 100)")
     parser.add_argument("--examples", type=int, default=512, help="finetune: training examples each way (default 512)")
     parser.add_argument("--batch-size", type=int, default=None,
@@ -269,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         ok &= bench_course(args.out)
     if args.what in ("autograde", "all"):
         ok &= bench_autograde(args.notebook, args.submissions)[1]
+    if args.what in ("distributed", "all"):
+        from .bench_distributed import GOAL, compare
+
+        ok &= compare(processes=2, steps=20, batch_size=16) <= GOAL
     return 0 if ok else 1
 
 

@@ -1,7 +1,8 @@
 """Fine-tuning an encoder: encode a GLUE task, batch efficiently, train, predict, score.
 
 Batches are padded only to their own longest sequence (``DataCollatorWithPadding``) and, when asked, drawn by
-transformers' ``LengthGroupedSampler`` so that sequences of similar length share a batch. ``fine_tune`` trains any
+transformers' ``LengthGroupedSampler`` so that sequences of similar length share a batch. The training loop runs on
+accelerate (``course_utils.engine``). ``fine_tune`` trains any
 transformers head that returns ``.loss`` (sequence or token classification, question answering);
 ``train_classifier`` / ``predict`` / ``score`` are its GLUE versions (regression when num_labels=1), and
 ``forward_rows`` gives per-token outputs for token classification and QA.
@@ -95,16 +96,19 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
               desc: str = "fine-tuning") -> list[float]:
     """The fine-tuning loop for any transformers head that returns ``.loss`` (sequence or token classification,
     question answering): AdamW, linear warmup then decay over ``epochs`` passes (fractions allowed), gradient
-    clipping at 1.0, length-grouped dynamically padded batches. Returns the loss of every step.
+    clipping at 1.0, length-grouped dynamically padded batches from a ``DataLoader``. Returns the loss of every step.
 
-    Only parameters with ``requires_grad`` are trained, so a frozen encoder trains just its head.
-    ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16; ``course_utils.precision``);
-    None follows the running profile (on in ``full``, so bert-base fine-tunes in 16-bit on a GPU).
+    Only parameters with ``requires_grad`` are trained, so a frozen encoder trains just its head. The loop runs on
+    accelerate (``course_utils.engine``): one CPU or GPU, or several processes under ``accelerate launch``, where
+    ``batch_size`` is the global batch, split evenly (there, an epoch's last, shorter batch is left out).
+    ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16); None follows the running
+    profile (on in ``full``, so bert-base fine-tunes in 16-bit on a GPU).
     """
-    from .precision import Precision
-
     from tqdm.auto import tqdm
-    from transformers import get_linear_schedule_with_warmup
+    from transformers import DataCollatorWithPadding, get_linear_schedule_with_warmup
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    from .engine import EpochBatches, accelerator_for, check_divides, forever, loader, my_slice
 
     check_fits(model, train)
     if not 0 <= warmup_ratio < 1:
@@ -113,31 +117,35 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
         raise ValueError(f"epochs must be positive; got {epochs}.")
     if not train:
         raise ValueError("No training examples: pass a non-empty list of encoded examples.")
-    device = next(model.parameters()).device
-    precision = Precision(device, mixed_precision)
+    accelerator = accelerator_for(next(model.parameters()).device, mixed_precision)
+    check_divides(batch_size, accelerator)
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = adamw(trainable, lr=lr, weight_decay=weight_decay)
-    steps_per_epoch = math.ceil(len(train) / batch_size)
-    total = max(1, round(epochs * steps_per_epoch))
+    lengths = [len(e["input_ids"]) for e in train]
+    sampler = EpochBatches(len(train), batch_size, drop_last=accelerator.num_processes > 1, order=lambda epoch: list(
+        LengthGroupedSampler(batch_size, lengths=lengths, generator=torch.Generator().manual_seed(seed + epoch))))
+    total = max(1, round(epochs * len(sampler)))
     schedule = get_linear_schedule_with_warmup(optimizer, round(warmup_ratio * total), total)
+    rows = loader(train, sampler, collate or DataCollatorWithPadding(tokenizer))
+    wrapped, optimizer, schedule = accelerator.prepare(model, optimizer, schedule)
     losses: list[float] = []
-    bar = tqdm(total=total, desc=desc, disable=is_quiet() if progress is None else not progress, leave=False)
-    model.train()
-    epoch = 0
-    while len(losses) < total:
-        for batch in batches(train, tokenizer, batch_size, group_by_length=True, seed=seed + epoch, collate=collate):
-            with precision.autocast():
-                loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
-            precision.backward(loss)
-            precision.step(optimizer, trainable, max_norm=1.0)
-            schedule.step()
-            optimizer.zero_grad(set_to_none=True)
-            losses.append(float(loss.detach()))
-            bar.update(1)
-            if len(losses) == total:
-                break
-        epoch += 1
+    show = (is_quiet() if progress is None else not progress) or not accelerator.is_main_process
+    bar = tqdm(total=total, desc=desc, disable=show, leave=False)
+    wrapped.train()
+    stream = forever(rows)
+    for _ in range(total):
+        batch = my_slice(next(stream), accelerator)
+        with accelerator.autocast():
+            loss = wrapped(**batch).loss
+        accelerator.backward(loss)
+        accelerator.clip_grad_norm_(trainable, 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(float(accelerator.reduce(loss.detach(), reduction="mean")))
+        bar.update(1)
     bar.close()
+    accelerator.unwrap_model(wrapped, keep_fp32_wrapper=False)   # the caller's model, without accelerate's wrappers
     model.eval()
     return losses
 

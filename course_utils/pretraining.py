@@ -115,8 +115,29 @@ class MaskedLMObjective(torch.nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        return masked_lm_loss(self.model, input_ids, labels)
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor,
+                normaliser: torch.Tensor | None = None) -> torch.Tensor:
+        """input_ids, labels [B, T] -> the mean loss per masked token; with ``normaliser``, the sum of the losses
+        divided by it instead (a share of a global batch's mean, ``engine.global_normaliser``)."""
+        if normaliser is None:
+            return masked_lm_loss(self.model, input_ids, labels)
+        encoder, head = mlm_parts(self.model)
+        where = labels != IGNORE_INDEX
+        hidden = encoder(input_ids=input_ids).last_hidden_state[where]             # [M, H]
+        return F.cross_entropy(head(hidden).float(), labels[where], reduction="sum") / normaliser
+
+
+class MaskingCollator:
+    """The collate function of MLM pretraining: stacks blocks [T] into a batch and masks it anew
+    (``mask_tokens``), drawing from one seeded generator -> {"input_ids": [B, T], "labels": [B, T]}."""
+
+    def __init__(self, tokenizer, mlm_probability: float, generator: torch.Generator):
+        self.tokenizer, self.mlm_probability, self.generator = tokenizer, mlm_probability, generator
+
+    def __call__(self, rows: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+        batch = mask_tokens(torch.stack(rows), self.tokenizer, mlm_probability=self.mlm_probability,
+                            generator=self.generator)
+        return {"input_ids": batch.input_ids, "labels": batch.labels}
 
 
 @torch.no_grad()
@@ -182,14 +203,17 @@ def pretrain_mlm(
     """Train ``model`` (``BertForMaskedLM``, ``AlbertForMaskedLM``; any device) with MLM; evaluate on ``eval_blocks``
     every ``eval_every`` steps.
 
-    Blocks are drawn without replacement (a fresh permutation each epoch) and masked anew for every batch.
-    Linear warmup to ``lr`` over ``warmup_steps``, then linear decay to 0 at ``steps`` (Devlin et al. 2019).
-    ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16; ``course_utils.precision``);
-    None follows the running profile (on in ``full``).
+    Blocks are drawn without replacement (a fresh permutation each epoch) and masked anew for every batch, in the
+    collate function of a ``DataLoader`` (``MaskingCollator``). Linear warmup to ``lr`` over ``warmup_steps``, then
+    linear decay to 0 at ``steps`` (Devlin et al. 2019). The loop runs on accelerate (``course_utils.engine``): one
+    CPU or GPU, or several processes under ``accelerate launch``, where ``batch_size`` is the global batch, split
+    evenly. ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16); None follows the
+    running profile (on in ``full``).
     """
-    from .precision import Precision
-
+    from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
+
+    from .engine import EpochBatches, accelerator_for, check_divides, forever, global_normaliser, loader, my_slice
 
     for name, value in (("steps", steps), ("eval_every", eval_every)):
         if not isinstance(value, int) or value < 1:
@@ -198,9 +222,8 @@ def pretrain_mlm(
         raise ValueError(f"warmup_steps must be between 0 and steps={steps}; got {warmup_steps!r}.")
     check_blocks_fit(model, train_blocks, batch_size)
     check_blocks_fit(model, eval_blocks, min(batch_size, eval_blocks.shape[0]))
-    device = next(model.parameters()).device
-    precision = Precision(device, mixed_precision)
-    objective = MaskedLMObjective(model)
+    accelerator = accelerator_for(next(model.parameters()).device, mixed_precision)
+    check_divides(batch_size, accelerator)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]   # biases and LayerNorm weights
     optimizer = torch.optim.AdamW(
@@ -208,37 +231,37 @@ def pretrain_mlm(
         lr=lr, betas=(0.9, 0.98), eps=1e-6,
     )
     schedule = get_linear_schedule_with_warmup(optimizer, warmup_steps, steps)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)     # one stream for the order of the blocks and their masks
+    blocks = loader(train_blocks, EpochBatches(train_blocks.shape[0], batch_size,
+                                               lambda epoch: torch.randperm(train_blocks.shape[0], generator=g).tolist(),
+                                               drop_last=True),
+                    MaskingCollator(tokenizer, mlm_probability, g))
+    objective, optimizer, schedule = accelerator.prepare(MaskedLMObjective(model), optimizer, schedule)
     history = History(steps, batch_size, train_blocks.shape[1], non_embedding_params=non_embedding_parameters(model))
 
     def evaluate(step: int) -> None:
         history.eval_step.append(step)
         history.eval_loss.append(heldout_loss(model, eval_blocks, tokenizer, seed=seed))
 
-    from tqdm.auto import tqdm
-
-    show = (not is_quiet()) if progress is None else progress
+    show = ((not is_quiet()) if progress is None else progress) and accelerator.is_main_process
     bar = tqdm(total=steps, desc="pretraining", disable=not show, leave=False)
     evaluate(0)
     model.train()
-    order = torch.randperm(train_blocks.shape[0], generator=g)
-    cursor = 0
+    stream = forever(blocks)
     start = time.perf_counter()
     for step in range(1, steps + 1):
-        if cursor + batch_size > order.numel():
-            order, cursor = torch.randperm(train_blocks.shape[0], generator=g), 0
-        batch = mask_tokens(train_blocks[order[cursor:cursor + batch_size]], tokenizer,
-                            mlm_probability=mlm_probability, generator=g)
-        cursor += batch_size
-        with precision.autocast():
-            loss = objective(batch.input_ids.to(device), batch.labels.to(device))
-        precision.backward(loss)
+        batch = my_slice(next(stream), accelerator)
+        normaliser = global_normaliser(accelerator, (batch["labels"] != IGNORE_INDEX).sum())
+        with accelerator.autocast():
+            loss = objective(batch["input_ids"], batch["labels"], normaliser)
+        accelerator.backward(loss)
+        accelerator.clip_grad_norm_(objective.parameters(), 1.0)
         history.lr.append(schedule.get_last_lr()[0])
-        precision.step(optimizer, model.parameters(), max_norm=1.0)
+        optimizer.step()
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
         history.train_step.append(step)
-        history.train_loss.append(float(loss.detach()))
+        history.train_loss.append(float(accelerator.reduce(loss.detach(), reduction="mean")))
         bar.update(1)
         if step % eval_every == 0 or step == steps:
             history.seconds += time.perf_counter() - start
