@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
-from .precision import Precision
+from . import precision
 
 
 def accelerator_for(device: torch.device | str, mixed_precision: bool | None = None):
@@ -36,12 +36,11 @@ def accelerator_for(device: torch.device | str, mixed_precision: bool | None = N
     from accelerate.utils import DataLoaderConfiguration
 
     device = torch.device(device)
-    precision = Precision(device, mixed_precision)
     if PartialState().num_processes == 1:
         AcceleratorState._reset_state(reset_partial_state=True)
     return Accelerator(
         cpu=device.type == "cpu",
-        mixed_precision={"bf16": "bf16", "fp16": "fp16"}.get(precision.name, "no"),
+        mixed_precision=precision.mode(device, mixed_precision),
         dataloader_config=DataLoaderConfiguration(split_batches=True),
         step_scheduler_with_optimizer=True,
     )

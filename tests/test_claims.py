@@ -68,15 +68,8 @@ def test_a_value_that_is_not_a_number_is_refused():
 
 
 def test_mixed_precision_follows_the_running_profile():
-    from course_utils.precision import Precision
+    from course_utils.precision import mode
 
-    assert Precision("cpu").dtype is None and Precision("cpu").name == "fp32"     # quick: fp32
+    assert mode("cpu") == "no"                                  # quick: fp32
     use_profile("rehearsal")
-    assert Precision("cpu").dtype == torch_bf16() and Precision("cpu").name == "bf16"
-    assert Precision("cpu", enabled=False).name == "fp32"
-
-
-def torch_bf16():
-    import torch
-
-    return torch.bfloat16
+    assert mode("cpu") == "bf16" and mode("cpu", enabled=False) == "no"
