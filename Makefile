@@ -36,9 +36,11 @@ $(STAMP): pyproject.toml
 course: $(STAMP)
 	$(PY) -m course_utils.run_course --profile quick --out build
 
-# Unit tests and the notebooks under nbval, offline, in the quick profile, without the mirror (see HUB_STANDIN).
+# Unit tests and the notebooks under nbval, offline, in the quick profile, without the mirror (see HUB_STANDIN);
+# then the rehearsal of the full profile (below).
 test: $(STAMP)
 	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest
+	$(MAKE) --no-print-directory rehearse
 
 # The full profile's code path, offline on CPU: random-weight stand-ins of its hub checkpoints (built into
 # build/rehearsal/hf-cache), datasets from the offline mirror (../shared/data), steps and examples capped.
