@@ -50,6 +50,9 @@ class Claim:
     source: str | None = None       # where a paper's number comes from (author, year, table)
     why: str = ""                   # what the claim means, shown when it fails
 
+    def _ipython_display_(self) -> None:
+        """A cell that ends with a claim shows nothing more: ``claim`` has printed its line already."""
+
 
 def use_profile(name: str) -> None:
     """Make ``name`` the profile claims are checked in (``session.setup`` calls this)."""
