@@ -140,6 +140,7 @@ class AdaptRecipe:
     finetune: FinetuneRecipe       # the downstream ChemProt fine-tuning, the same for every starting model
     seeds: int = 3                 # fine-tuning seeds per starting model
     pooling: str = "mean"          # the classifier's pooling over the encoder's token vectors
+    eval_examples: int | None = None  # ChemProt validation sentences scored (None: all 2,427)
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ class PromptRecipe:
     sampling_temperature: float          # task i is drawn with probability proportional to size_i ** (1 / T)
     multitask_seeds: int
     multitask_max_length: int
+    eval_examples: int | None = None     # SST-2 validation sentences the in-context runs score (None: all 872)
 
 
 @dataclass(frozen=True)
@@ -455,7 +457,7 @@ def _set_path(obj: Any, parts: list[str], value: Any, path: str) -> Any:
 # The rehearsal: the full profile's code path on a CPU in minutes. Only counts are capped; batch sizes, lengths,
 # learning rates, precision, model shapes of what the course trains itself, generation settings stay as in `full`.
 REHEARSAL_CAPS: dict[str, float] = {
-    "masking_examples": 2000, "train_examples": 256, "eval_examples": 64, "steps": 12, "warmup_steps": 3,
+    "masking_examples": 2000, "train_examples": 128, "eval_examples": 64, "steps": 12, "warmup_steps": 3,
     "eval_every": 6, "eval_blocks": 8, "epochs": 1, "seeds": 2, "multitask_seeds": 2, "fewshot_steps": 6,
     "multitask_steps": 6, "family_steps": 12, "fact_steps": 6, "transfer_examples": 256, "train_sentences": 200,
     "eval_sentences": 100, "crows_pairs": 100, "sense_examples": 60, "small_examples": 128, "aux_examples": 128,

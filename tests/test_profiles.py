@@ -120,7 +120,7 @@ def test_the_rehearsal_is_full_with_only_counts_capped():
     full, rehearsal = get_profile("full"), get_profile("rehearsal")
     assert rehearsal.encoder == full.encoder and rehearsal.mixed_precision and rehearsal.seq2seq.models == full.seq2seq.models
     assert rehearsal.pretraining.size == full.pretraining.size and rehearsal.pretraining.batch_size == full.pretraining.batch_size
-    assert rehearsal.pretraining.steps == 12 and rehearsal.finetune("sst2").train_examples == 256
+    assert rehearsal.pretraining.steps == 12 and rehearsal.finetune("sst2").train_examples == 128
     assert rehearsal.finetune("sst2").lr == full.finetune("sst2").lr and rehearsal.finetune("squad").max_length == 384
     expected = replace(_capped(full, REHEARSAL_CAPS), name="rehearsal", seconds_budget=180.0, peak_rss_mb_budget=6144.0,
                        finetuning={**_capped(full, REHEARSAL_CAPS).finetuning,
