@@ -7,6 +7,7 @@
     python -m course_utils.bench course       # every notebook (quick profile) against its time and memory budget
     python -m course_utils.bench autograde    # 20 submissions of one notebook vs 2 x 20 x its own run time
     python -m course_utils.bench distributed  # the training loops in 2 CPU processes vs 1: the same model (<= 1e-5)
+    python -m course_utils.bench gpu          # on a GPU: bert-base MLM tokens/s and MFU, one SST-2 epoch's wall time
     make bench                                # all of the above
 
 Each subcommand prints its measurements and exits 1 when a target is missed.
@@ -244,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["mlm", "finetune", "checkpoint", "masking", "course", "autograde",
-                                            "distributed", "all"])
+                                            "distributed", "gpu", "all"])
     parser.add_argument("--steps", type=int, default=100, help="mlm: training steps for each way (default 100)")
     parser.add_argument("--examples", type=int, default=512, help="finetune: training examples each way (default 512)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="sequences per step (default: 16 for mlm, 32 for finetune)")
     parser.add_argument("--out", type=Path, default=Path("build"), help="course: where executed notebooks go")
     parser.add_argument("--notebook", default="01_masking", help="autograde: the notebook to grade (default 01_masking)")
+    parser.add_argument("--device", default=None, help="gpu: measure on this device (default: cuda if present)")
+    parser.add_argument("--tiny", action="store_true", help="gpu: a small model and little data, to check the code")
     parser.add_argument("--submissions", type=int, default=20, help="autograde: how many submissions (default 20)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.examples < 1 or (args.batch_size is not None and args.batch_size < 1):
@@ -275,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         from .bench_distributed import GOAL, compare
 
         ok &= compare(processes=2, steps=20, batch_size=16) <= GOAL
+    if args.what in ("gpu", "all"):
+        from .bench_gpu import main as bench_gpu
+
+        ok &= bench_gpu(args.device, args.tiny)
     return 0 if ok else 1
 
 

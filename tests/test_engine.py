@@ -40,3 +40,15 @@ def test_two_processes_train_the_same_model_as_one(capsys):
     assert compare(processes=2, steps=4, batch_size=8) <= GOAL
     out = capsys.readouterr().out
     assert out.strip().splitlines()[-1].startswith("max parameter difference")
+
+
+def test_the_gpu_bench_runs_its_code_on_a_cpu_and_knows_the_peaks(capsys):
+    """`bench gpu --device cpu --tiny`: the same measurements with a small model, so the GPU-only command is not
+    first run on a GPU. MFU needs the device's peak, known for the usual GPUs only."""
+    from course_utils.bench_gpu import peak_tflops, run
+
+    assert peak_tflops("NVIDIA H100 80GB HBM3") == 989.0 and peak_tflops("NVIDIA H100 PCIe") == 756.0
+    assert peak_tflops("Tesla T4") == 65.0 and peak_tflops("cpu (Xeon)") is None
+    results = run("cpu", tiny=True)
+    assert results["tokens_per_second"] > 0 and results["sst2_epoch_seconds"] > 0 and results["mfu"] is None
+    assert "one SST-2 epoch with fine_tune (64 sentences" in capsys.readouterr().out
