@@ -75,7 +75,8 @@ def run(device: str = "cuda", tiny: bool = False, steps: int = 30, batch_size: i
     achieved = tokens_s * training_flops_per_token(config, T, 0.15) / 1e12
     peak = peak_tflops(name)
     print(f"device: {name}")
-    print(f"MLM pretraining, bert-base shape ({config.num_hidden_layers} layers, hidden {config.hidden_size}), "
+    shape = "a small BERT (--tiny)" if tiny else "bert-base's shape"
+    print(f"MLM pretraining, {shape} ({config.num_hidden_layers} layers, hidden {config.hidden_size}), random weights, "
           f"{steps} steps of {batch_size} x {T} tokens, mixed precision: {tokens_s:,.0f} tokens/s = "
           f"{achieved:.1f} TFLOP/s of model FLOPs" + (f", MFU {achieved / peak:.0%} of {peak:g}" if peak else
                                                       " (this device's peak is not in PEAK_TFLOPS: no MFU)"))
