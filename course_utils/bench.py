@@ -42,11 +42,12 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0) -> tuple[float, bool]:
     import torch
     from transformers import BertForMaskedLM
 
-    from .course_bert import book_blocks, course_recipe
+    from .course_bert import book_blocks
+    from .profiles import get_profile
     from .masking import mask_tokens
     from .pretraining import bert_config, heldout_loss, masked_lm_loss
 
-    recipe = course_recipe()
+    recipe = get_profile("quick").pretraining      # lesson 02's live run
     tokenizer, blocks, eval_blocks, train_texts = book_blocks(recipe)
     T = recipe.block_length
     print(f"model: BERT {recipe.size}, vocab {len(tokenizer)}; data: the course's books; {steps} steps of "
@@ -147,7 +148,7 @@ def bench_finetune(examples: int, batch_size: int, seed: int = 0) -> tuple[float
 
 
 # ---------------------------------------------------------------------------------------------------- checkpoint
-def bench_checkpoint(limit_s: float = 180.0) -> bool:
+def bench_checkpoint(limit_s: float = 720.0) -> bool:
     """Build the course checkpoint from nothing in a temporary cache; the target is ``limit_s`` seconds."""
     import os
 

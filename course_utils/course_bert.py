@@ -1,10 +1,13 @@
-"""The course's own tiny BERT with its MLM head: pretrained on the course's books, cached, rebuilt when missing.
+"""The course's own small BERT with its MLM head: pretrained on the course's books, cached, rebuilt when missing.
 
-    model, tokenizer = course_bert()                      # the cache, or train (quick recipe) and cache
+    model, tokenizer = course_bert()                      # the cache, or train (its own recipe) and cache
     load_model(AutoModelForMaskedLM, COURSE_BERT)         # the same checkpoint through the resolver
+    python -m course_utils.build_course_bert              # build it ahead of time (make course / test do)
 
-It is what notebook 02 trains in the quick profile, and the general-domain starting point of the later offline
-lessons (domain-adaptive pretraining, fill-mask probes, cloze prompts). The cache lives in ``$COURSE_CACHE_DIR``,
+Notebook 02 trains a BERT live in about a minute and then loads this one, made the same way with a longer recipe of
+its own (``profiles.COURSE_BERT_RECIPE``, about ten minutes on two CPU cores, once per machine). It is the
+general-domain starting point of the later offline lessons (03a's small-model row, domain-adaptive pretraining,
+fill-mask probes, cloze prompts). The cache lives in ``$COURSE_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/bert-transfer-course``, else ``~/.cache/bert-transfer-course``. Each checkpoint folder is
 named after a hash of its recipe and holds ``manifest.json`` with the sha256 of every file. A folder is written
 beside its final place and renamed into it, so it is whole or absent; one whose manifest is missing or whose files
@@ -20,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .profiles import COURSE_CHECKPOINT, PROFILES, PretrainRecipe
+from .profiles import COURSE_BERT_RECIPE, COURSE_CHECKPOINT, PretrainRecipe
 from .registry import sha256 as _sha256
 
 COURSE_BERT = COURSE_CHECKPOINT   # the name later lessons ask the resolver for (profile.course_model)
@@ -31,8 +34,8 @@ BOOKS = ("gutenberg_books", "default")
 
 
 def course_recipe() -> PretrainRecipe:
-    """The recipe of the course checkpoint: the quick profile's pretraining run, whatever profile is active."""
-    return PROFILES["quick"].pretraining
+    """The recipe of the course checkpoint (``profiles.COURSE_BERT_RECIPE``), whatever profile is active."""
+    return COURSE_BERT_RECIPE
 
 
 def cache_root() -> Path:
@@ -135,25 +138,55 @@ def book_blocks(recipe: PretrainRecipe):
     return tokenizer, train_blocks, eval_blocks, train_texts
 
 
-def build(recipe: PretrainRecipe, progress: bool | None = None):
-    """Train a tokenizer and a BERT on the books with ``recipe`` -> (model, tokenizer, History).
+def unigram_loss(train_blocks, eval_blocks, tokenizer, seed: int = 0) -> float:
+    """The loss of a model that ignores context and predicts every masked piece from the training pieces' frequencies
+    (add-one smoothed), on the masks ``heldout_loss(..., seed=seed)`` draws: the line a pretrained BERT must go below.
+    ``train_blocks`` [N, T], ``eval_blocks`` [M, T]. Lesson 02 computes the same number in the open."""
+    import torch
 
-    Notebook 02 makes exactly these calls in the open; this is the same recipe for a cache that has none.
+    from .masking import IGNORE_INDEX, mask_tokens
+
+    counts = torch.bincount(train_blocks.flatten(), minlength=len(tokenizer)).double() + 1
+    log_p = (counts / counts.sum()).log()
+    g = torch.Generator().manual_seed(seed)
+    nll = []
+    for start in range(0, eval_blocks.shape[0], 64):     # the batches heldout_loss masks, in its order
+        labels = mask_tokens(eval_blocks[start:start + 64], tokenizer, generator=g).labels
+        nll.append(-log_p[labels[labels != IGNORE_INDEX]])
+    return torch.cat(nll).mean().item()
+
+
+def build(recipe: PretrainRecipe, progress: bool | None = None):
+    """Train a tokenizer and a BERT on the books with ``recipe`` -> (model on the CPU, tokenizer, History, summary).
+
+    Notebook 02 makes the same calls in the open. Trains on a GPU when there is one, in fp32 either way (the
+    checkpoint is cached by its recipe and must not depend on the precision of whoever built it). ``summary`` holds
+    the held-out curve, the unigram baseline and the cost, for the manifest.
     """
     import torch
     from transformers import BertForMaskedLM
 
-    from .pretraining import bert_config, pretrain_mlm
+    from .pretraining import bert_config, pretrain_mlm, sinusoidal_positions_
 
     tokenizer, train_blocks, eval_blocks, _ = book_blocks(recipe)
     torch.manual_seed(recipe.seed)
     model = BertForMaskedLM(bert_config(len(tokenizer), recipe.size, recipe.block_length, recipe.dropout))
+    if recipe.sinusoid_scale:
+        sinusoidal_positions_(model, recipe.sinusoid_scale)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     history = pretrain_mlm(
-        model, tokenizer, train_blocks, eval_blocks, steps=recipe.steps, batch_size=recipe.batch_size, lr=recipe.lr,
-        warmup_steps=recipe.warmup_steps, eval_every=recipe.eval_every, seed=recipe.seed,
+        model.to(device), tokenizer, train_blocks, eval_blocks, steps=recipe.steps, batch_size=recipe.batch_size,
+        lr=recipe.lr, warmup_steps=recipe.warmup_steps, eval_every=recipe.eval_every, seed=recipe.seed,
         mlm_probability=recipe.mlm_probability, mixed_precision=False, progress=progress,
-    )   # fp32 in every profile: the checkpoint is cached by its recipe, and must not depend on who built it
-    return model, tokenizer, history
+    )
+    summary = {"heldout_loss_start": history.eval_loss[0], "heldout_loss_end": history.eval_loss[-1],
+               "unigram_loss": unigram_loss(train_blocks, eval_blocks, tokenizer, recipe.seed),
+               "eval_step": history.eval_step, "eval_loss": history.eval_loss,
+               "train_tokens": int(train_blocks.numel()), "tokens_seen": recipe.steps * history.tokens_per_step,
+               "seconds": round(history.seconds, 1), "tokens_per_second": round(history.tokens_per_second),
+               "device": torch.cuda.get_device_name() if device == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
+               "trained_by": "course_utils.course_bert.build"}
+    return model.cpu(), tokenizer, history, summary
 
 
 def ensure_checkpoint(recipe: PretrainRecipe | None = None, *, rebuild: bool = False,
@@ -167,11 +200,18 @@ def ensure_checkpoint(recipe: PretrainRecipe | None = None, *, rebuild: bool = F
     if problem != "not there":
         print(f"[course] the cached checkpoint {folder} is unusable ({problem}); rebuilding it")
     else:
-        print(f"[course] no cached checkpoint at {folder}; training it now (the quick recipe: about 1.5 minutes on 2 cores)")
-    model, tokenizer, history = build(recipe, progress)
-    summary = {"heldout_loss_start": history.eval_loss[0], "heldout_loss_end": history.eval_loss[-1],
-               "trained_by": "course_utils.course_bert.build"}
+        print(f"[course] no cached checkpoint at {folder}; training it now, once for this machine "
+              f"({recipe.steps:,} steps: about ten minutes on 2 CPU cores, or `make course` / "
+              f"`python -m course_utils.build_course_bert` ahead of time)")
+    model, tokenizer, _, summary = build(recipe, progress)
     return save_checkpoint(model, tokenizer, recipe, folder=folder, summary=summary)
+
+
+def summary(recipe: PretrainRecipe | None = None) -> dict[str, Any]:
+    """What the build of the course checkpoint measured (its manifest's summary: held-out curve, unigram loss, cost);
+    builds the checkpoint first if there is none."""
+    folder = ensure_checkpoint(recipe)
+    return json.loads((folder / MANIFEST).read_text())["summary"]
 
 
 def course_bert(*, rebuild: bool = False, progress: bool | None = None):
@@ -202,3 +242,4 @@ def provide() -> tuple[Path, str]:
     """The resolver's offline provider for ``COURSE_BERT``."""
     folder = ensure_checkpoint()
     return folder, describe(folder)
+

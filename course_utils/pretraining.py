@@ -21,7 +21,7 @@ from .profiles import BertSize
 from .quiet import is_quiet
 
 __all__ = ["BertSize", "History", "MaskedLMObjective", "bert_config", "check_blocks_fit", "heldout_loss", "masked_lm_loss",
-           "non_embedding_parameters", "pretrain_mlm"]
+           "non_embedding_parameters", "pretrain_mlm", "sinusoidal_positions_"]
 
 
 def bert_config(vocab_size: int, size: BertSize, block_length: int, dropout: float = 0.1):
@@ -42,6 +42,27 @@ def bert_config(vocab_size: int, size: BertSize, block_length: int, dropout: flo
         hidden_dropout_prob=dropout,
         attention_probs_dropout_prob=dropout,
     )
+
+
+def sinusoidal_positions_(model, scale: float):
+    """Start ``model``'s learned position embeddings [P, H] as sinusoids (Vaswani et al. 2017) instead of random, with
+    a spread of ``scale`` times the word embeddings' (in place; returns the model). They stay trainable. A shift by k
+    positions is then a fixed linear map of the table, so attention can learn "look at the word before" quickly;
+    the course checkpoint's recipe uses it (``profiles.COURSE_BERT_RECIPE``), lesson 02 shows why."""
+    import math
+
+    if not scale > 0:
+        raise ValueError(f"scale must be a positive number; got {scale!r}.")
+    table = model.get_input_embeddings().weight
+    positions = model.base_model.embeddings.position_embeddings.weight        # [P, H]
+    n, h = positions.shape
+    where = torch.arange(n, dtype=torch.float32)[:, None]                      # [P, 1]
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, h, 2, dtype=torch.float32) / h)   # [H/2]
+    waves = torch.zeros(n, h)
+    waves[:, 0::2], waves[:, 1::2] = torch.sin(where * freq), torch.cos(where * freq)[:, : h // 2]
+    with torch.no_grad():
+        positions.copy_(waves / waves.std() * table.std() * scale)
+    return model
 
 
 def non_embedding_parameters(model: torch.nn.Module) -> int:

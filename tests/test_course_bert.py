@@ -1,3 +1,4 @@
+import copy
 import json
 
 import pytest
@@ -66,7 +67,7 @@ def test_damaged_cache_is_detected_rebuilt_and_never_loaded(pair, cache, monkeyp
         builds.append(recipe)
         from course_utils.pretraining import History
 
-        return model, tok, History(1, 1, 1, eval_loss=[9.0, 8.0])
+        return model, tok, History(1, 1, 1, eval_loss=[9.0, 8.0]), {"heldout_loss_end": 8.0}
 
     monkeypatch.setattr(cb, "build", fake_build)
     assert cb.ensure_checkpoint() == folder and builds == [RECIPE]
@@ -83,3 +84,21 @@ def test_the_resolver_never_asks_the_hub_for_course_checkpoints(pair, cache, mon
     assert "BERT 1 layers, hidden 32, vocab 300" in ckpt.detail
     loaded, loaded_tok = cb.course_bert()
     assert isinstance(loaded, BertForMaskedLM) and not loaded.training and len(loaded_tok) == len(tok)
+
+
+def test_a_model_that_knows_only_word_frequencies_scores_the_unigram_loss(pair):
+    """unigram_loss and heldout_loss draw the same masks: a BERT whose logits are the log frequencies, whatever the
+    input, must score exactly the unigram baseline."""
+    from course_utils.packing import pack_blocks
+    from course_utils.pretraining import heldout_loss
+
+    model, tok = copy.deepcopy(pair[0]), pair[1]      # the fixture is shared: change a copy
+    blocks = pack_blocks(["it was a dark and stormy night; the rain fell in torrents"] * 40, tok, RECIPE.block_length)
+    train, held_out = blocks[:-4], blocks[-4:]
+    counts = torch.bincount(train.flatten(), minlength=len(tok)).double() + 1
+    with torch.no_grad():
+        model.get_output_embeddings().weight.zero_()        # tied to the input embeddings: the input is erased too
+        model.cls.predictions.bias.copy_((counts / counts.sum()).log().float())
+    expected = cb.unigram_loss(train, held_out, tok, seed=3)
+    assert heldout_loss(model, held_out, tok, seed=3) == pytest.approx(expected, rel=1e-5)
+    assert cb.unigram_loss(train, held_out, tok, seed=4) != pytest.approx(expected, rel=1e-9)  # other masks, other value

@@ -142,3 +142,23 @@ def test_the_masked_lm_objective_is_one_module_whose_forward_is_the_masked_only_
     objective = MaskedLMObjective(model)
     assert set(dict(objective.named_parameters())) == {f"model.{n}" for n, _ in model.named_parameters()}
     torch.testing.assert_close(objective(batch.input_ids, batch.labels), masked_lm_loss(model, batch.input_ids, batch.labels))
+
+
+def test_sinusoidal_positions_make_a_shift_a_linear_map_and_keep_the_spread_asked_for():
+    from transformers import BertForMaskedLM
+
+    from course_utils.pretraining import BertSize, bert_config, sinusoidal_positions_
+
+    model = BertForMaskedLM(bert_config(50, BertSize(32, 1, 2, 64), 40))
+    sinusoidal_positions_(model, 4.0)
+    table = model.bert.embeddings.position_embeddings.weight.detach()                # [40, 32]
+    words = model.bert.embeddings.word_embeddings.weight.detach()
+    assert table.std().item() == pytest.approx(4.0 * words.std().item(), rel=1e-4)
+    before, after = table[:-3].double(), table[3:].double()                         # positions p and p + 3
+    shift = torch.linalg.lstsq(before, after).solution                              # one matrix for every p
+    assert torch.allclose(before @ shift, after, atol=1e-4 * after.abs().max().item())
+    random = torch.randn_like(table).double()
+    fit = torch.linalg.lstsq(random[:-3], random[3:]).solution
+    assert not torch.allclose(random[:-3] @ fit, random[3:], atol=0.1)              # BERT's random start: no such map
+    with pytest.raises(ValueError, match="scale must be a positive number"):
+        sinusoidal_positions_(model, 0)

@@ -42,11 +42,14 @@ def test_pretraining_recipes_are_consistent(name):
     assert all(s.hidden * s.layers < r.size.hidden * r.size.layers for s in p.scale_study.sizes)  # main run is largest
 
 
-def test_the_course_checkpoint_is_the_quick_recipe_and_budgets_can_be_per_notebook():
-    from course_utils.course_bert import COURSE_BERT, course_recipe
+def test_the_course_checkpoint_has_a_recipe_of_its_own_and_budgets_can_be_per_notebook():
+    from course_utils.course_bert import COURSE_BERT, checkpoint_dir, course_recipe
+    from course_utils.profiles import COURSE_BERT_RECIPE
 
     quick = get_profile("quick")
-    assert course_recipe() == quick.pretraining and quick.mlm_checkpoint == COURSE_BERT
+    assert course_recipe() is COURSE_BERT_RECIPE and quick.mlm_checkpoint == COURSE_BERT
+    # the live lesson run is not the checkpoint: retuning it must not move every learner's cached checkpoint
+    assert quick.pretraining != COURSE_BERT_RECIPE and checkpoint_dir(quick.pretraining) != checkpoint_dir()
     assert get_profile("full").mlm_checkpoint == "bert-base-uncased"
     assert quick.seconds_budget_for("02_pretraining_bert") == 180 and quick.seconds_budget_for("01_masking") == 120
 
