@@ -179,7 +179,7 @@ def sync(root: Path | None = None) -> list[str]:
             index = cells.index(code[0]) if code else len(cells)
             cells.insert(index, nbformat.v4.new_code_cell(first))
         out = nbformat.writes(nb)
-        if out != text:
+        if out.rstrip("\n") != text.rstrip("\n"):  # nbformat.write adds a final newline, writes does not: not a change
             path.write_text(out, encoding="utf-8")
             changed.append(str(path.relative_to(root)))
     return changed
