@@ -112,9 +112,15 @@ def hub_status(kind: str = "dataset") -> tuple[bool, str]:
     return (problem is None), (problem or f"hub reachable at {hub_endpoint()}")
 
 
+_announced: set[tuple[str, str, str]] = set()
+
+
 def announce(kind: str, name: str, source: str, detail: str) -> None:
-    """Print where a resource came from (``[kind] name <- detail``) and record it for the session summary."""
-    print(f"[{kind}] {name} <- {detail}")
+    """Print where a resource came from (``[kind] name <- detail``), once per process (a lesson that loads the same
+    encoder for ten runs says so once), and record it for the session summary."""
+    if (kind, name, detail) not in _announced:
+        _announced.add((kind, name, detail))
+        print(f"[{kind}] {name} <- {detail}")
     note_source(kind, name, source, detail)
 
 

@@ -1,6 +1,7 @@
 """Headline results a notebook claims, recorded so that the course report can read them.
 
-A notebook calls ``record(masked_fraction=0.151)``; the value is printed, kept in memory, and, when the notebook runs
+A notebook calls ``record(masked_fraction=0.151)``; the value is kept in memory (quietly: the lesson has already
+said the number in its own words) and, when the notebook runs
 under ``python -m course_utils.run_course`` (which sets ``$COURSE_RESULTS_FILE``), written to that JSON file. The file
 is rewritten whole through a temporary file and an atomic rename, so a crash never leaves it half-written.
 """
@@ -51,20 +52,17 @@ def _write() -> None:
     atomic_write_text(path, json.dumps({"results": _results, "sources": _sources, "claims": _claims}, indent=2))
 
 
-def record(**values: Any) -> dict[str, Any]:
+def record(**values: Any) -> None:
     """Record headline results by name, e.g. ``record(masked_fraction=0.151, model="bert-base-uncased")``.
 
-    Returns every result recorded so far in this process.
+    Prints nothing and returns nothing, so that a notebook shows each number once, where it explains it (a returned
+    dict would be displayed whole as a cell's last line); ``recorded()`` gives everything recorded so far.
     """
     if not values:
         raise ValueError("record() needs at least one name=value pair, e.g. record(masked_fraction=0.151).")
     plain = {key: _plain(value, key) for key, value in values.items()}  # validate all before storing any
     _results.update(plain)
-    for key, value in plain.items():
-        shown = f"{value:.4g}" if isinstance(value, float) else repr(value)
-        print(f"recorded {key} = {shown}")
     _write()
-    return dict(_results)
 
 
 def note_source(kind: str, name: str, source: str, location: str) -> None:

@@ -28,3 +28,12 @@ def tiny_mlm(tokenizer):
     cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                      intermediate_size=64, max_position_embeddings=64)
     return BertForMaskedLM(cfg).eval()
+
+
+@pytest.fixture(autouse=True)
+def _resources_announce_afresh():
+    """The resolver says where a resource came from once per process; each test is its own 'process' for that."""
+    from course_utils import resources
+
+    resources._announced.clear()
+    yield

@@ -213,3 +213,9 @@ def test_a_hub_failure_without_a_mirror_is_explained(monkeypatch, tmp_path):
                      "course_utils/registry.py"):
         assert expected in text
     assert isinstance(err.value.__cause__, ConnectionError)
+
+def test_a_resource_loaded_twice_is_announced_once(capsys):
+    load_dataset("gutenberg_books", split="validation")
+    load_dataset("gutenberg_books", split="train")
+    out = capsys.readouterr().out
+    assert out.count("gutenberg_books (default) <- the course's copy") == 1  # a lesson's ten runs say it once
