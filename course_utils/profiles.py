@@ -133,6 +133,11 @@ class Seq2SeqRecipe:
     batch_size: int
     freeze_encoder: bool = False       # train only the decoder (its cross-attention is new); encoder states computed once
     decoder_layers: int | None = None  # warm start only: decoder depth (None: as deep as the encoder)
+    encoder_layers: int | None = None  # warm start only: the checkpoint's lower layers the encoder keeps (None: all)
+    cross_attention: str = "random"    # warm start only: new cross-attention starts "random" or as a copy of "self"
+    copy_epochs: float = 0.0           # warm start only: epochs of the copy warm-up before the subjects (0: none)
+    copy_tokens: int = 12              # copy warm-up: the decoder writes the e-mail's first copy_tokens tokens
+    copy_lr: float = 1e-3              # copy warm-up learning rate
     lead_words: int = 4                # the lead baseline's first k words (AESLC subjects average about 4 words)
     max_new_tokens: int = 16           # generation length limit
     warmup_ratio: float = 0.1
@@ -293,6 +298,9 @@ PROFILES: dict[str, Profile] = {
             models=("sentence-transformers/all-MiniLM-L6-v2",), warm_start=True, train_examples=3000,
             eval_examples=500, max_source_length=48, max_target_length=16, epochs=2, lr=5e-4, batch_size=32,
             freeze_encoder=True, decoder_layers=3,
+            # cross-attention learns to read in a copy warm-up: started as a copy of self-attention, over MiniLM's
+            # lower two layers (its sentence-embedding top layers barely say which token sits where), 1 epoch
+            encoder_layers=2, cross_attention="self", copy_epochs=1.0, copy_tokens=12, copy_lr=1e-3,
         ),
         adaptation=AdaptRecipe(  # the course's tiny BERT: ~12 s per adaptation run, ~9 s per fine-tuning
             general_model=COURSE_CHECKPOINT, block_length=128, batch_size=16, steps=100, lr=5e-4,

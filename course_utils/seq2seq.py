@@ -18,10 +18,20 @@ from .finetuning import shortest_first, batches
 from .quiet import quiet_if_asked
 
 
-def warm_start(name: str, decoder_layers: int | None = None):
+CROSS_ATTENTION_INITS = ("random", "self")
+
+
+def warm_start(name: str, decoder_layers: int | None = None, cross_attention: str = "random",
+               encoder_layers: int | None = None):
     """An ``EncoderDecoderModel`` with the BERT checkpoint ``name`` (hub name or folder, through the course resolver)
-    as encoder and as decoder; the decoder keeps the first ``decoder_layers`` layers (None: all). Returns
-    ``(model, tokenizer)``; the special tokens for generation are set from the tokenizer."""
+    as encoder and as decoder; the encoder keeps the first ``encoder_layers`` layers and the decoder the first
+    ``decoder_layers`` (None: all). Returns
+    ``(model, tokenizer)``; the special tokens for generation are set from the tokenizer.
+
+    ``cross_attention`` says where the decoder's new cross-attention blocks start: ``"random"`` (transformers'
+    initialisation, as in Rothe et al., 2020) or ``"self"``, a copy of the same layer's pretrained self-attention
+    (queries, keys, values, output and its LayerNorm). Lesson 04 uses ``"self"``: a block that already knows how to
+    match a token against others learns to read the encoder within a short warm-up, where a random one does not."""
     from transformers import AutoConfig, AutoTokenizer, EncoderDecoderModel
 
     from .resources import announce, resolve_checkpoint
@@ -32,12 +42,20 @@ def warm_start(name: str, decoder_layers: int | None = None):
     if config.model_type not in ("bert", "roberta", "electra"):
         raise ValueError(f"warm_start needs an encoder-only BERT-like checkpoint; {name!r} is a "
                          f"{config.model_type!r} model. Accepted model types: bert, roberta, electra.")
-    if decoder_layers is not None and not 1 <= decoder_layers <= config.num_hidden_layers:
-        raise ValueError(f"decoder_layers={decoder_layers!r}: {name!r} has {config.num_hidden_layers} layers to "
-                         f"copy. Accepted: None (all) or an int from 1 to {config.num_hidden_layers}.")
+    for what, layers in (("encoder_layers", encoder_layers), ("decoder_layers", decoder_layers)):
+        if layers is not None and not (isinstance(layers, int) and 1 <= layers <= config.num_hidden_layers):
+            raise ValueError(f"{what}={layers!r}: {name!r} has {config.num_hidden_layers} layers to copy. "
+                             f"Accepted: None (all) or an int from 1 to {config.num_hidden_layers}.")
+    if cross_attention not in CROSS_ATTENTION_INITS:
+        raise ValueError(f"cross_attention={cross_attention!r}: accepted {', '.join(map(repr, CROSS_ATTENTION_INITS))} "
+                         "(new random blocks, or copies of each decoder layer's self-attention).")
     tokenizer = AutoTokenizer.from_pretrained(ckpt.location)
-    extra = {} if decoder_layers is None else {"decoder_num_hidden_layers": decoder_layers}
+    extra = {f"{side}_num_hidden_layers": n for side, n in (("encoder", encoder_layers), ("decoder", decoder_layers))
+             if n is not None}
     model = EncoderDecoderModel.from_encoder_decoder_pretrained(ckpt.location, ckpt.location, **extra)
+    if cross_attention == "self":
+        for layer in model.decoder.base_model.encoder.layer:          # same shapes: [H, H] projections, LayerNorm [H]
+            layer.crossattention.load_state_dict(layer.attention.state_dict())
     start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
     end = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
     for config_ in (model.config, model.generation_config):

@@ -174,3 +174,29 @@ def test_lead_baseline():
     assert lead_baseline("Short.", 4) == "Short." and lead_baseline("a b", 0) == ""
     with pytest.raises(ValueError, match="0 or more"):
         lead_baseline("a b", -1)
+
+
+def test_cross_attention_can_start_as_a_copy_of_self_attention(tiny_bert):
+    model, _ = warm_start(tiny_bert, decoder_layers=2, cross_attention="self")
+    for layer in model.decoder.base_model.encoder.layer:
+        own, cross = layer.attention.state_dict(), layer.crossattention.state_dict()
+        assert own.keys() == cross.keys()
+        assert all(torch.equal(own[k], cross[k]) for k in own)
+        cross["self.query.weight"].add_(1.0)           # a copy, not the same tensors: training one leaves the other
+        assert not torch.equal(layer.attention.self.query.weight, layer.crossattention.self.query.weight)
+    random_start, _ = warm_start(tiny_bert, decoder_layers=2)
+    layer = random_start.decoder.base_model.encoder.layer[0]
+    assert not torch.equal(layer.attention.self.query.weight, layer.crossattention.self.query.weight)
+
+
+def test_warm_start_names_the_cross_attention_inits_it_accepts(tiny_bert):
+    with pytest.raises(ValueError, match="accepted 'random', 'self'"):
+        warm_start(tiny_bert, cross_attention="copy")
+
+
+def test_warm_start_can_keep_only_the_lower_encoder_layers(tiny_bert):
+    model, _ = warm_start(tiny_bert, encoder_layers=1, decoder_layers=2)
+    assert model.encoder.config.num_hidden_layers == 1 and len(model.encoder.encoder.layer) == 1
+    assert model.decoder.config.num_hidden_layers == 2
+    with pytest.raises(ValueError, match="encoder_layers=0"):
+        warm_start(tiny_bert, encoder_layers=0)
