@@ -496,8 +496,8 @@ def _set_path(obj: Any, parts: list[str], value: Any, path: str) -> Any:
 # learning rates, precision, model shapes of what the course trains itself, generation settings stay as in `full`.
 REHEARSAL_CAPS: dict[str, float] = {
     "masking_examples": 2000, "train_examples": 128, "eval_examples": 64, "steps": 12, "warmup_steps": 3,
-    "eval_every": 6, "eval_blocks": 8, "epochs": 1, "seeds": 2, "multitask_seeds": 2, "regime_steps": 12, "regime_seeds": 2, "fewshot_steps": 6,
-    "multitask_steps": 6, "family_steps": 12, "fact_steps": 6, "transfer_examples": 256, "train_sentences": 200,
+    "eval_every": 6, "eval_blocks": 8, "epochs": 1, "seeds": 2, "multitask_seeds": 2, "regime_steps": 12,
+    "regime_seeds": 2, "fewshot_steps": 6, "multitask_steps": 6, "family_steps": 12, "fact_steps": 6, "transfer_examples": 256, "train_sentences": 200,
     "eval_sentences": 100, "crows_pairs": 100, "sense_examples": 60, "small_examples": 128, "aux_examples": 128,
     "corpus_sentences": 2000, "timing_seconds": 0.05, "probe_epochs": 2,
 }
