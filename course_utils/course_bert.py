@@ -23,8 +23,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .paths import describe_path
 from .profiles import COURSE_BERT_RECIPE, COURSE_CHECKPOINT, PretrainRecipe
 from .registry import sha256 as _sha256
+from .resources import load_dataset, load_model, load_tokenizer, register_offline_checkpoint
 
 COURSE_BERT = COURSE_CHECKPOINT   # the name later lessons ask the resolver for (profile.course_model)
 CACHE_ENV = "COURSE_CACHE_DIR"
@@ -119,8 +121,6 @@ def load_checkpoint(folder: Path | str):
 
 def load_books():
     """The course's books (shipped with it): (train paragraphs, validation paragraphs), split by whole book."""
-    from .resources import load_dataset
-
     books = load_dataset(*BOOKS)
     return list(books["train"]["text"]), list(books["validation"]["text"])
 
@@ -222,16 +222,12 @@ def course_bert(*, rebuild: bool = False, progress: bool | None = None):
     """
     from transformers import BertForMaskedLM
 
-    from .resources import load_model, load_tokenizer
-
     ensure_checkpoint(rebuild=rebuild, progress=progress)
     return load_model(BertForMaskedLM, COURSE_BERT).eval(), load_tokenizer(COURSE_BERT)
 
 
 def describe(folder: Path) -> str:
     """One line on what a checkpoint folder holds, for the resolver's '[model] name <- ...' line."""
-    from .paths import describe_path
-
     recipe = json.loads((Path(folder) / MANIFEST).read_text())["recipe"]
     s = recipe["size"]
     return (f"course checkpoint {describe_path(folder)} (BERT {s['layers']} layers, hidden {s['hidden']}, "
@@ -243,3 +239,5 @@ def provide() -> tuple[Path, str]:
     folder = ensure_checkpoint()
     return folder, describe(folder)
 
+
+register_offline_checkpoint(COURSE_BERT, provide, "course")   # the resolver finds it offline, wherever the course runs

