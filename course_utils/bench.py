@@ -95,7 +95,7 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0) -> tuple[float, bool]:
 def bench_finetune(examples: int, batch_size: int, seed: int = 0) -> tuple[float, bool]:
     """Fine-tune the profile's encoder on SST-2 sentences two ways -> (examples/s speedup, goal met).
 
-    fixed: every sentence padded to max_seq_length, random order. dynamic: ``DataCollatorWithPadding`` pads each batch
+    fixed: every sentence padded to SST-2's max_length, random order. dynamic: ``DataCollatorWithPadding`` pads each batch
     to its longest sentence, and transformers' ``LengthGroupedSampler`` puts sentences of similar length together.
     """
     import torch
@@ -109,9 +109,9 @@ def bench_finetune(examples: int, batch_size: int, seed: int = 0) -> tuple[float
     profile = get_profile("quick")
     tokenizer = load_tokenizer(profile.encoder)
     sentences = load_glue("sst2", "train").shuffle(seed=seed).select(range(examples))
-    L = profile.max_seq_length
+    L = profile.finetune("sst2").max_length
     print(f"model: {profile.encoder}; data: {examples} SST-2 training sentences; batch {batch_size}; "
-          f"max_seq_length {L}; {torch.get_num_threads()} CPU threads")
+          f"max_length {L}; {torch.get_num_threads()} CPU threads")
     collate = DataCollatorWithPadding(tokenizer)
     encoded = [{"input_ids": ids, "labels": label} for ids, label in
                zip(tokenizer(list(sentences["sentence"]), truncation=True, max_length=L)["input_ids"], sentences["label"])]
