@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from .pretraining import mlm_parts
+from .training import mlm_parts
 
 SLOT = "[MASK]"
 FACTS_FILE = Path(__file__).parent / "data" / "cloze_facts.tsv"

@@ -144,7 +144,8 @@ def unigram_loss(train_blocks, eval_blocks, tokenizer, seed: int = 0) -> float:
     ``train_blocks`` [N, T], ``eval_blocks`` [M, T]. Lesson 02 computes the same number in the open."""
     import torch
 
-    from .masking import IGNORE_INDEX, mask_tokens
+    from .masking import mask_tokens
+    from .training import IGNORE_INDEX
 
     counts = torch.bincount(train_blocks.flatten(), minlength=len(tokenizer)).double() + 1
     log_p = (counts / counts.sum()).log()

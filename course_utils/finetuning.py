@@ -9,25 +9,12 @@ transformers head that returns ``.loss`` (sequence or token classification, ques
 """
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
-
 import numpy as np
 import torch
 
 from .glue import check_num_labels, glue_task
 from .quiet import is_quiet
-
-
-def check_fits(model, encoded: list[dict]) -> None:
-    """Every encoded example must fit the model's position embeddings."""
-    longest = max((len(e["input_ids"]) for e in encoded), default=0)
-    positions = getattr(model.config, "max_position_embeddings", None)   # encoder-decoders (T5) may have no limit
-    if positions is not None and longest > positions:
-        raise ValueError(
-            f"An example has {longest} tokens but the model has only {positions} position embeddings: encode with "
-            f"encode_task(..., max_length={positions}) or less."
-        )
+from .training import adamw, check_fits, shortest_first
 
 
 def check_max_length(model, max_length: int) -> None:
@@ -51,43 +38,6 @@ def encode_task(tokenizer, dataset, task: str, max_length: int) -> list[dict]:
     labels = [float(x) for x in dataset["label"]] if t.is_regression else [int(x) for x in dataset["label"]]
     keys = [k for k in ("input_ids", "token_type_ids") if k in enc]
     return [{**{k: enc[k][i] for k in keys}, "labels": labels[i]} for i in range(len(labels))]
-
-
-def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = False, group_by_length: bool = False,
-            seed: int = 0, collate=None, length_key: str = "input_ids") -> Iterator[dict]:
-    """Dynamically padded batches (dicts of tensors [B, T_batch]); optionally shuffled and grouped by the length of
-    ``length_key`` (seq2seq pairs whose sources are all cut to one length group by ``"labels"``).
-
-    ``collate`` pads a list of examples into a batch: ``DataCollatorWithPadding(tokenizer)`` by default;
-    token classification passes ``DataCollatorForTokenClassification(tokenizer)``, which pads labels with -100.
-    """
-    from transformers import DataCollatorWithPadding
-    from transformers.trainer_pt_utils import LengthGroupedSampler
-
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
-    g = torch.Generator().manual_seed(seed)
-    if group_by_length:
-        if encoded and length_key not in encoded[0]:
-            raise KeyError(f"length_key={length_key!r} is not a field of the examples; they have "
-                           f"{', '.join(encoded[0])}.")
-        order = list(LengthGroupedSampler(batch_size, lengths=[len(e[length_key]) for e in encoded], generator=g))
-    elif shuffle:
-        order = torch.randperm(len(encoded), generator=g).tolist()
-    else:
-        order = list(range(len(encoded)))
-    collate = collate or DataCollatorWithPadding(tokenizer)
-    for start in range(0, len(order), batch_size):
-        yield collate([encoded[i] for i in order[start:start + batch_size]])
-
-
-def adamw(params, *, lr: float, weight_decay: float = 0.01) -> torch.optim.AdamW:
-    """AdamW with the fused kernel where PyTorch has one (CPU and CUDA), as the Trainer's default
-    ``adamw_torch_fused``: one pass over all parameters per step instead of one per tensor. On 2 CPU cores that
-    makes a MiniLM fine-tuning step about a quarter faster; the update is the same up to float rounding."""
-    params = list(params)
-    fused = bool(params) and all(p.device.type in ("cpu", "cuda") and p.is_floating_point() for p in params)
-    return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
 
 
 def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: float = 5e-5, batch_size: int = 32,
@@ -158,23 +108,6 @@ def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: 
     return fine_tune(model, tokenizer, train, epochs=epochs, lr=lr, batch_size=batch_size, warmup_ratio=warmup_ratio,
                      weight_decay=weight_decay, seed=seed, mixed_precision=mixed_precision, progress=progress,
                      desc=f"fine-tuning on {task}")
-
-
-def shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, collate=None, run=None):
-    """Run the model over ``encoded`` shortest first (each batch pads little), without labels; yields
-    (indices into ``encoded``, output) per batch. ``run(batch)`` makes the output (default: ``model(**batch)``;
-    ``seq2seq.generate`` passes ``model.generate``). Callers put the rows back in their order."""
-    check_fits(model, encoded)
-    model.eval()
-    device = next(model.parameters()).device
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
-    inputs = [{k: v for k, v in encoded[i].items() if k in ("input_ids", "token_type_ids", "attention_mask")}
-              for i in order]
-    done = 0
-    for batch in batches(inputs, tokenizer, batch_size, collate=collate):
-        size = len(batch["input_ids"])
-        yield order[done:done + size], (run or (lambda b: model(**b)))({k: v.to(device) for k, v in batch.items()})
-        done += size
 
 
 @torch.no_grad()

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Sequence
 
 import torch
 
-IGNORE_INDEX = -100
+from .training import IGNORE_INDEX
 
 
 class MaskedBatch(NamedTuple):

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from .masking import IGNORE_INDEX, mask_tokens
+from .masking import mask_tokens
 from .profiles import BertSize
 from .quiet import is_quiet
+from .training import IGNORE_INDEX, adamw, mlm_parts
 
 __all__ = ["BertSize", "History", "MaskedLMObjective", "bert_config", "check_blocks_fit", "heldout_loss", "masked_lm_loss",
            "non_embedding_parameters", "pretrain_mlm", "sinusoidal_positions_"]
@@ -96,34 +97,23 @@ def check_blocks_fit(model: torch.nn.Module, blocks: torch.Tensor, batch_size: i
         raise ValueError(f"batch_size must be an int between 1 and the number of blocks ({blocks.shape[0]}); got {batch_size!r}.")
 
 
-# (encoder attribute, MLM head attribute) of the masked-LM classes whose head can score a subset of positions
-_MLM_PARTS = (("bert", "cls"), ("albert", "predictions"))
-
-
-def mlm_parts(model):
-    """(encoder, MLM head) of a ``BertForMaskedLM`` or ``AlbertForMaskedLM``, so that a caller can project only the
-    positions it needs onto the vocabulary; None for other models."""
-    for encoder, head in _MLM_PARTS:
-        if hasattr(model, encoder) and hasattr(model, head):
-            return getattr(model, encoder), getattr(model, head)
-    return None
-
-
-def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor,
+                   attention_mask: torch.Tensor | None = None) -> torch.Tensor:
     """MLM cross-entropy of a masked LM, projecting only the masked positions onto the vocabulary.
 
-    input_ids, labels: [B, T] (labels = IGNORE_INDEX where nothing is predicted). Equals
-    ``model(input_ids=input_ids, labels=labels).loss`` up to float rounding, at a fraction of the cost:
-    hidden [B, T, H] -> gather the M masked rows [M, H] -> logits [M, V] instead of [B, T, V].
+    input_ids, labels: [B, T] (labels = IGNORE_INDEX where nothing is predicted); attention_mask: [B, T], 1 for
+    tokens and 0 for padding, needed when the batch is padded (packed blocks have no padding and need none). Equals
+    ``model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss`` up to float rounding, at a
+    fraction of the cost: hidden [B, T, H] -> gather the M masked rows [M, H] -> logits [M, V] instead of [B, T, V].
     ``BertForMaskedLM`` and ``AlbertForMaskedLM`` take this shortcut; other masked LMs compute the model's own loss.
     """
     parts = mlm_parts(model)
     if parts is None:
-        return model(input_ids=input_ids, labels=labels).loss
+        return model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
     encoder, head = parts
-    hidden = encoder(input_ids=input_ids).last_hidden_state                   # [B, T, H]
-    where = labels != IGNORE_INDEX                                            # [B, T]
-    return F.cross_entropy(head(hidden[where]).float(), labels[where])        # [M, V] logits
+    hidden = encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state   # [B, T, H]
+    where = labels != IGNORE_INDEX                                                           # [B, T]
+    return F.cross_entropy(head(hidden[where]).float(), labels[where])                       # [M, V] logits
 
 
 class MaskedLMObjective(torch.nn.Module):
@@ -245,12 +235,10 @@ def pretrain_mlm(
     check_blocks_fit(model, eval_blocks, min(batch_size, eval_blocks.shape[0]))
     accelerator = accelerator_for(next(model.parameters()).device, mixed_precision)
     check_divides(batch_size, accelerator)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]   # biases and LayerNorm weights
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=lr, betas=(0.9, 0.98), eps=1e-6,
-    )
+    # RoBERTa's betas and eps (Liu et al., 2019); biases and LayerNorm weights do not decay. Not fused: the course
+    # checkpoint was trained unfused, and the fused kernel rounds differently (1e-6 apart after 20 steps)
+    optimizer = adamw(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98), eps=1e-6,
+                      decay_vectors=False, fused=False)
     schedule = get_linear_schedule_with_warmup(optimizer, warmup_steps, steps)
     g = torch.Generator().manual_seed(seed)     # one stream for the order of the blocks and their masks
     blocks = loader(train_blocks, EpochBatches(train_blocks.shape[0], batch_size,

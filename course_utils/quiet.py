@@ -5,12 +5,14 @@ import logging
 import os
 import warnings
 
+from .flags import env_flag
+
 QUIET_ENV = "COURSE_QUIET"
 
 
 def is_quiet() -> bool:
     """True under tests and the headless course run."""
-    return os.environ.get(QUIET_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    return env_flag(QUIET_ENV)
 
 
 def quiet_libraries() -> None:

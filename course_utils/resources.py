@@ -23,6 +23,7 @@ from typing import Any, Callable
 from urllib.parse import urlparse
 
 from . import registry
+from .flags import env_flag
 from .paths import describe_path, repo_root
 from .quiet import quiet_if_asked
 from .registry import front_matter
@@ -30,7 +31,6 @@ from .results import note_source
 
 DATA_DIR_ENV = "COURSE_DATA_DIR"
 HUB_TIMEOUT_S = 3.0
-_TRUE = {"1", "true", "yes", "on"}
 
 
 # ----------------------------------------------------------------------------------------------------------- places
@@ -60,10 +60,6 @@ def _mirror_text() -> str:
 
 
 # -------------------------------------------------------------------------------------------------------------- hub
-def _env_true(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
-
-
 def hub_endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
@@ -105,7 +101,7 @@ def hub_status(kind: str = "dataset") -> tuple[bool, str]:
     """
     switches = ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE" if kind == "dataset" else "TRANSFORMERS_OFFLINE"]
     for switch in switches:
-        if _env_true(switch):
+        if env_flag(switch):
             return False, f"hub disabled by {switch}=1"
     problem = _probe(hub_endpoint(), HUB_TIMEOUT_S)
     return (problem is None), (problem or f"hub reachable at {hub_endpoint()}")

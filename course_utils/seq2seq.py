@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import torch
 
-from .finetuning import shortest_first, batches
 from .quiet import quiet_if_asked
+from .training import IGNORE_INDEX, batches, shortest_first
 
 
 CROSS_ATTENTION_INITS = ("random", "self")
@@ -115,10 +115,10 @@ def encode_pairs(tokenizer, model, sources: Sequence[str], targets: Sequence[str
 
 
 def collator(tokenizer):
-    """Pads ``input_ids`` with the pad token (and builds the attention mask) and ``labels`` with -100."""
+    """Pads ``input_ids`` with the pad token (and builds the attention mask) and ``labels`` with ``IGNORE_INDEX``."""
     from transformers import DataCollatorForSeq2Seq
 
-    return DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100)
+    return DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
 
 
 @torch.no_grad()
@@ -131,7 +131,7 @@ def seq2seq_loss(model, tokenizer, encoded: list[dict], batch_size: int = 64) ->
     device = next(model.parameters()).device
     total, tokens = 0.0, 0
     for batch in batches(encoded, tokenizer, batch_size, collate=collator(tokenizer)):
-        n = int((batch["labels"] != -100).sum())
+        n = int((batch["labels"] != IGNORE_INDEX).sum())
         total += float(model(**{k: v.to(device) for k, v in batch.items()}).loss) * n
         tokens += n
     return total / tokens

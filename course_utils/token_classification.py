@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-IGNORE = -100  # the label PyTorch's cross-entropy (and every transformers head) leaves out of the loss
+from .training import IGNORE_INDEX
 
 
 def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int]) -> list[int]:
@@ -24,14 +24,14 @@ def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int]) -> 
     previous = None
     for word in word_ids:
         if word is None:
-            labels.append(IGNORE)
+            labels.append(IGNORE_INDEX)
             continue
         if not 0 <= word < len(word_labels):
             raise ValueError(
                 f"Token for word {word}, but there are only {len(word_labels)} word labels (word ids 0 to "
                 f"{len(word_labels) - 1}): word_ids and word_labels must come from the same sentence."
             )
-        labels.append(IGNORE if word == previous else int(word_labels[word]))
+        labels.append(IGNORE_INDEX if word == previous else int(word_labels[word]))
         previous = word
     return labels
 

@@ -3,7 +3,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from course_utils.finetuning import adamw, batches, check_max_length, encode_task, predict, score, train_classifier
+from course_utils.finetuning import check_max_length, encode_task, predict, score, train_classifier
+from course_utils.training import adamw, batches
 from course_utils.glue import load_glue
 
 

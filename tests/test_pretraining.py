@@ -39,6 +39,24 @@ def test_masked_only_loss_equals_the_full_logits_loss(corpus):
     torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-7)
 
 
+def test_a_padded_batch_scores_each_example_as_if_alone(corpus):
+    """With its attention mask, a short example padded beside a long one gets the loss it has alone; without the mask
+    the padding changes it (every position attends to the [PAD] tokens)."""
+    tok, blocks, _ = corpus
+    model = tiny_model(tok).eval()
+    batch = mask_tokens(blocks[:2], tok, generator=torch.Generator().manual_seed(0))
+    ids, labels = batch.input_ids.clone(), batch.labels.clone()
+    ids[1, 20:], labels[1, 20:] = tok.pad_token_id, -100                  # example 1: 20 tokens, then padding
+    mask = (ids != tok.pad_token_id).long()
+    labels[0] = -100                                                       # score example 1 only
+    assert (labels[1] != -100).any()
+    alone = masked_lm_loss(model, ids[1:, :20], labels[1:, :20])
+    padded = masked_lm_loss(model, ids, labels, attention_mask=mask)
+    torch.testing.assert_close(padded, alone, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(padded, model(input_ids=ids, attention_mask=mask, labels=labels).loss, rtol=1e-5, atol=1e-6)
+    assert abs(masked_lm_loss(model, ids, labels).item() - alone.item()) > 1e-4
+
+
 @pytest.mark.parametrize("architecture", ["albert", "electra"])
 def test_other_masked_lms_give_their_own_loss(corpus, architecture):
     """ALBERT takes the masked-rows shortcut; a model without one (ELECTRA's generator) falls back to its own loss."""

@@ -104,8 +104,16 @@ def test_offline_checkpoint_comes_from_the_package():
     assert (res.Path(ckpt.location) / "model.safetensors").is_file()
 
 
+def empty_hf_cache(monkeypatch, folder):
+    """Point huggingface_hub at an empty cache. (Setting HF_HOME here would be too late: huggingface_hub reads it once,
+    when it is first imported, into ``constants.HF_HUB_CACHE``, which the cache lookup reads at every call.)"""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(folder))
+
+
 def test_missing_checkpoint_offline_is_a_clear_error(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty Hugging Face cache
+    empty_hf_cache(monkeypatch, tmp_path)
     with pytest.raises(FileNotFoundError) as err:
         resolve_checkpoint("bert-base-uncased")
     text = str(err.value)
@@ -229,3 +237,41 @@ def test_an_offline_provider_says_what_it_is(monkeypatch, tmp_path):
     assert (ckpt.source, ckpt.location, ckpt.detail) == ("course", str(tmp_path), "trained here")
     with pytest.raises(ValueError, match="source 'hub' is not one of package, course"):
         res.register_offline_checkpoint("x/y", lambda: (tmp_path, "?"), "hub")
+
+
+@pytest.mark.parametrize("switch, value, kind, usable", [
+    ("HF_HUB_OFFLINE", "1", "dataset", False), ("HF_HUB_OFFLINE", "1", "checkpoint", False),
+    ("HF_HUB_OFFLINE", " Yes ", "dataset", False), ("HF_HUB_OFFLINE", "0", "dataset", True),
+    ("HF_DATASETS_OFFLINE", "true", "dataset", False), ("HF_DATASETS_OFFLINE", "true", "checkpoint", True),
+    ("TRANSFORMERS_OFFLINE", "ON", "checkpoint", False), ("TRANSFORMERS_OFFLINE", "ON", "dataset", True),
+])
+def test_each_offline_switch_turns_off_what_it_names(monkeypatch, switch, value, kind, usable):
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(res, "_probe", lambda endpoint, timeout: None)   # the hub answers
+    monkeypatch.setenv(switch, value)
+    ok, why = res.hub_status(kind)
+    assert ok is usable and (usable or why == f"hub disabled by {switch}=1")
+
+
+def test_a_local_folder_is_loaded_as_it_is(tmp_path):
+    ckpt = resolve_checkpoint(str(tmp_path))
+    assert (ckpt.source, ckpt.location) == ("local", str(tmp_path))
+
+
+def test_offline_the_hf_cache_comes_before_the_mirror(monkeypatch, tmp_path):
+    """A checkpoint in the Hugging Face cache (downloaded earlier) is used offline; else the mirror's copy."""
+    mirror = tmp_path / "mirror"
+    (mirror / "org" / "model").mkdir(parents=True)
+    (mirror / "org" / "model" / "config.json").write_text("{}")
+    monkeypatch.setenv("COURSE_DATA_DIR", str(mirror))
+    empty_hf_cache(monkeypatch, tmp_path / "hf")
+    ckpt = resolve_checkpoint("org/model")
+    assert (ckpt.source, ckpt.location) == ("mirror", str(mirror.resolve() / "org" / "model"))
+    snapshot = tmp_path / "hf" / "models--org--model" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (tmp_path / "hf" / "models--org--model" / "refs").mkdir()
+    (tmp_path / "hf" / "models--org--model" / "refs" / "main").write_text("abc123")
+    ckpt = resolve_checkpoint("org/model")
+    assert (ckpt.source, ckpt.location) == ("hf-cache", str(snapshot))

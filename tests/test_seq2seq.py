@@ -99,7 +99,7 @@ def test_t5_asks_for_its_task_prefix():
 
 
 def test_pairs_can_be_grouped_by_target_length(tokenizer):
-    from course_utils.finetuning import batches
+    from course_utils.training import batches
     from course_utils.seq2seq import collator
 
     rng = torch.Generator().manual_seed(0)
@@ -140,7 +140,7 @@ def test_hub_style_seq2seq_models_train_with_frozen_encoder_states(kind, tokeniz
     computed once and passed as ``encoder_outputs``, loss that falls, text that comes out."""
     from transformers.modeling_outputs import BaseModelOutput
 
-    from course_utils.finetuning import adamw, batches
+    from course_utils.training import adamw, batches
     from course_utils.seq2seq import collator
 
     model = tiny_seq2seq(kind, tokenizer)
