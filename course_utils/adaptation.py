@@ -15,7 +15,9 @@ from collections.abc import Sequence
 import torch
 
 from .heads import PooledClassifier
+from .packing import pack_blocks
 from .pretraining import History, pretrain_mlm
+from .resources import load_dataset
 
 TASKS = "scibert_text_classification"   # shipped with the course: SciBERT's tasks: chemprot (13 relations), acl_arc (6 intents)
 
@@ -37,8 +39,6 @@ def check_label_sets(splits, task: str = "the task") -> list[str]:
 def load_task(config: str):
     """A SciBERT classification task by config (``chemprot`` or ``acl_arc``) -> (DatasetDict with an int
     ``label_id`` column added, label names)."""
-    from .resources import load_dataset
-
     splits = load_dataset(TASKS, config)
     names = check_label_sets(splits, f"{TASKS}/{config}")
     index = {name: i for i, name in enumerate(names)}
@@ -64,8 +64,6 @@ def equal_size(a: Sequence[str], b: Sequence[str], seed: int = 0) -> tuple[list[
 def corpus_blocks(texts: Sequence[str], tokenizer, block_length: int, min_blocks: int = 1) -> torch.Tensor:
     """A corpus packed into MLM blocks [N, block_length] (see ``packing.pack_blocks``); raises when the corpus is
     empty or gives fewer than ``min_blocks`` blocks (at least one training batch)."""
-    from .packing import pack_blocks
-
     if isinstance(texts, str):
         raise TypeError("corpus_blocks needs a list of texts, not one string.")
     kept = [t for t in texts if isinstance(t, str) and t.strip()]

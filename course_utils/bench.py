@@ -10,7 +10,9 @@
     python -m course_utils.bench gpu          # on a GPU: bert-base MLM tokens/s and MFU, one SST-2 epoch's wall time
     make bench                                # all of the above
 
-Each subcommand prints its measurements and exits 1 when a target is missed.
+Each subcommand prints its measurements and exits 1 when a target is missed. Each imports what it measures inside
+its own function (here and in ``bench_distributed``, ``bench_gpu``): one benchmark's libraries, and the time they take
+to import, stay out of another's measurement, and ``--help`` answers at once.
 """
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from .profiles import PROFILES, get_profile
+from .results import checked_claims, note_claim
 
 _OPS: dict[str, Callable[[float, Any], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt,
@@ -94,8 +95,6 @@ def claim(name: str, value: Any, op: str, *, every: Any = None, source: str | No
     not a finite number (a NaN loss) fails wherever a threshold is expected. Raises ``ClaimFailed`` when the claim
     fails in the running profile, after recording it.
     """
-    from .results import note_claim
-
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"claim needs a name that says what was measured, e.g. 'SST-2 accuracy'; got {name!r}.")
     if op not in _OPS:
@@ -140,8 +139,6 @@ def claim(name: str, value: Any, op: str, *, every: Any = None, source: str | No
 
 def claims() -> list[dict[str, Any]]:
     """Every claim checked so far in this process, as plain dicts (the fields of ``Claim``)."""
-    from .results import checked_claims
-
     return checked_claims()
 
 

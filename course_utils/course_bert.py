@@ -23,10 +23,18 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import torch
+from transformers import AutoTokenizer, BertForMaskedLM
+
+from .masking import mask_tokens
+from .packing import pack_blocks
 from .paths import describe_path
+from .pretraining import bert_config, pretrain_mlm, sinusoidal_positions_
 from .profiles import COURSE_BERT_RECIPE, COURSE_CHECKPOINT, PretrainRecipe
 from .registry import sha256 as _sha256
 from .resources import load_dataset, load_model, load_tokenizer, register_offline_checkpoint
+from .training import IGNORE_INDEX
+from .wordpiece import train_wordpiece
 
 COURSE_BERT = COURSE_CHECKPOINT   # the name later lessons ask the resolver for (profile.course_model)
 CACHE_ENV = "COURSE_CACHE_DIR"
@@ -110,8 +118,6 @@ def checkpoint_problem(folder: Path | str) -> str | None:
 
 def load_checkpoint(folder: Path | str):
     """Load a verified checkpoint folder -> (BertForMaskedLM in eval mode, tokenizer); raise if it is not whole."""
-    from transformers import AutoTokenizer, BertForMaskedLM
-
     problem = checkpoint_problem(folder)
     if problem:
         raise FileNotFoundError(f"{folder} is not a usable checkpoint: {problem}.")
@@ -128,9 +134,6 @@ def load_books():
 def book_blocks(recipe: PretrainRecipe):
     """The books prepared for ``recipe`` -> (tokenizer, train_blocks [N, T], eval_blocks [recipe.eval_blocks, T],
     train paragraphs): a WordPiece vocabulary learned from the training books, both splits packed into blocks."""
-    from .packing import pack_blocks
-    from .wordpiece import train_wordpiece
-
     train_texts, eval_texts = load_books()
     tokenizer = train_wordpiece(train_texts, recipe.vocab_size)
     train_blocks = pack_blocks(train_texts, tokenizer, recipe.block_length)
@@ -142,11 +145,6 @@ def unigram_loss(train_blocks, eval_blocks, tokenizer, seed: int = 0) -> float:
     """The loss of a model that ignores context and predicts every masked piece from the training pieces' frequencies
     (add-one smoothed), on the masks ``heldout_loss(..., seed=seed)`` draws: the line a pretrained BERT must go below.
     ``train_blocks`` [N, T], ``eval_blocks`` [M, T]. Lesson 02 computes the same number in the open."""
-    import torch
-
-    from .masking import mask_tokens
-    from .training import IGNORE_INDEX
-
     counts = torch.bincount(train_blocks.flatten(), minlength=len(tokenizer)).double() + 1
     log_p = (counts / counts.sum()).log()
     g = torch.Generator().manual_seed(seed)
@@ -164,11 +162,6 @@ def build(recipe: PretrainRecipe, progress: bool | None = None):
     checkpoint is cached by its recipe and must not depend on the precision of whoever built it). ``summary`` holds
     the held-out curve, the unigram baseline and the cost, for the manifest.
     """
-    import torch
-    from transformers import BertForMaskedLM
-
-    from .pretraining import bert_config, pretrain_mlm, sinusoidal_positions_
-
     tokenizer, train_blocks, eval_blocks, _ = book_blocks(recipe)
     torch.manual_seed(recipe.seed)
     model = BertForMaskedLM(bert_config(len(tokenizer), recipe.size, recipe.block_length, recipe.dropout))
@@ -221,8 +214,6 @@ def course_bert(*, rebuild: bool = False, progress: bool | None = None):
     Loaded from the cache when present and whole; otherwise trained with the quick recipe and cached first.
     Goes through the resolver, so it prints where the checkpoint came from like every other load.
     """
-    from transformers import BertForMaskedLM
-
     ensure_checkpoint(rebuild=rebuild, progress=progress)
     return load_model(BertForMaskedLM, COURSE_BERT).eval(), load_tokenizer(COURSE_BERT)
 

@@ -19,6 +19,10 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 
 import torch
+from accelerate import Accelerator
+from accelerate.state import AcceleratorState, PartialState
+from accelerate.utils import DataLoaderConfiguration
+from torch.utils.data import DataLoader
 
 from . import precision
 
@@ -31,10 +35,6 @@ def accelerator_for(device: torch.device | str, mixed_precision: bool | None = N
     accelerate keeps one process-wide state; a single process (a notebook) may train once in fp32 and once in bf16,
     so there the state is started afresh for every run. Under ``accelerate launch`` it is left as the launcher set it.
     """
-    from accelerate import Accelerator
-    from accelerate.state import AcceleratorState, PartialState
-    from accelerate.utils import DataLoaderConfiguration
-
     device = torch.device(device)
     if PartialState().num_processes == 1:
         AcceleratorState._reset_state(reset_partial_state=True)
@@ -80,8 +80,6 @@ class EpochBatches:
 def loader(examples: Sequence, batch_sampler: EpochBatches, collate: Callable):
     """A ``DataLoader`` over ``examples`` (a list, or a tensor's rows) with ``batch_sampler`` and ``collate``, read in
     this process (no workers, so a collate function that draws from a generator keeps its order)."""
-    from torch.utils.data import DataLoader
-
     # Its own generator for the worker seed a DataLoader draws at every pass: otherwise that draw comes from torch's
     # global generator, and would shift the dropout masks of the model being trained.
     return DataLoader(examples, batch_sampler=batch_sampler, collate_fn=collate, num_workers=0,

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
+from transformers import DataCollatorWithPadding, EvalPrediction, get_linear_schedule_with_warmup
+from transformers.trainer_pt_utils import LengthGroupedSampler
 
+from .engine import accelerator_for, check_divides, EpochBatches, forever, loader, my_slice
 from .glue import check_num_labels, glue_task
+from .metrics import load_metric
 from .quiet import is_quiet
 from .training import adamw, check_fits, shortest_first
 
@@ -54,12 +59,6 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
     ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16); None follows the running
     profile (on in ``full``, so bert-base fine-tunes in 16-bit on a GPU).
     """
-    from tqdm.auto import tqdm
-    from transformers import DataCollatorWithPadding, get_linear_schedule_with_warmup
-    from transformers.trainer_pt_utils import LengthGroupedSampler
-
-    from .engine import EpochBatches, accelerator_for, check_divides, forever, loader, my_slice
-
     check_fits(model, train)
     if not 0 <= warmup_ratio < 1:
         raise ValueError(f"warmup_ratio must be in [0, 1); got {warmup_ratio}.")
@@ -141,16 +140,12 @@ def predict(model, tokenizer, encoded: list[dict], batch_size: int = 128) -> np.
 
 def score(logits: np.ndarray, encoded: list[dict], task: str) -> dict[str, float]:
     """The task's GLUE metrics (through evaluate's API) for ``logits`` from ``predict``."""
-    from transformers import EvalPrediction
-
     labels = np.array([e["labels"] for e in encoded])
     return trainer_metrics(task)(EvalPrediction(predictions=logits, label_ids=labels))
 
 
 def trainer_metrics(task: str):
     """A ``compute_metrics`` for ``transformers.Trainer``: EvalPrediction -> the task's GLUE metrics."""
-    from .metrics import load_metric
-
     t = glue_task(task)
     metric = load_metric("glue", t.name)
 

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+
+from .resources import load_dataset
+
 GLUE_HUB = "nyu-mll/glue"
 
 
@@ -73,8 +77,6 @@ def glue_task(name: str) -> GlueTask:
 
 def glue_table():
     """All nine tasks in one DataFrame: inputs, labels, sizes, metrics."""
-    import pandas as pd
-
     return pd.DataFrame([{
         "task": t.name, "what": t.description, "inputs": " + ".join(t.inputs),
         "labels": ", ".join(t.labels) if t.labels else "score 0-5 (regression)",
@@ -88,8 +90,6 @@ def load_glue(task: str, split: str | None = None):
     Checks that the label column is there; a task or split that is not available offline fails with a message that
     names it and says how to get it.
     """
-    from .resources import load_dataset
-
     t = glue_task(task)
     if split is not None and split not in t.sizes and split not in ("validation_mismatched", "test_mismatched"):
         raise ValueError(f"GLUE {t.name} has no split {split!r}. Accepted: {', '.join(t.sizes)}.")

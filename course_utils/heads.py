@@ -13,7 +13,10 @@ import copy
 import torch
 import torch.nn.functional as F
 from torch import nn
+from transformers import AutoModel
 from transformers.modeling_outputs import SequenceClassifierOutput
+
+from .resources import load_model
 
 POOLINGS = ("cls", "mean")
 
@@ -63,8 +66,4 @@ class PooledClassifier(nn.Module):
 
 def pooled_classifier(name: str, num_labels: int, pooling: str = "mean", dropout: float = 0.1) -> PooledClassifier:
     """A ``PooledClassifier`` on the pretrained encoder ``name``, loaded through the course resolver."""
-    from transformers import AutoModel
-
-    from .resources import load_model
-
     return PooledClassifier(load_model(AutoModel, name), num_labels, pooling, dropout)

@@ -11,6 +11,7 @@ def this_environment_kernel_manager(manager_class: Any = None, **traits: Any) ->
     Asynchronous, as nbclient expects: with a blocking manager its per-cell timeouts never fire, because waiting for
     output blocks the event loop that would raise them.
     """
+    # Jupyter's packages come with the runner and lab extras, not with the lessons' dependencies: imported on use
     import ipykernel.kernelspec
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import torch
 
+from .claims import active_profile
+from .profiles import PROFILES
+
 
 def profile_wants_mixed_precision() -> bool:
     """The running profile's choice (``Profile.mixed_precision``): on in ``full`` and its rehearsal, off in ``quick``."""
-    from .claims import active_profile
-    from .profiles import PROFILES
-
     return PROFILES[active_profile()].mixed_precision
 
 

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import torch
 from torch import nn
+from tqdm.auto import tqdm
+
+from .quiet import is_quiet
 
 
 def flat_labels(sentences: Sequence[Sequence[str]], labels: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -34,10 +37,6 @@ def word_features(model, tokenizer, sentences: Sequence[Sequence[str]], batch_si
     """Every layer's vector for each word's first sub-token -> [n_words, n_layers + 1, hidden] (layer 0 is the
     embedding layer), words in sentence order. ``sentences`` are pre-split words (e.g. UD or CoNLL tokens).
     A sentence longer than the model's positions is an error, not a silent truncation."""
-    from tqdm.auto import tqdm
-
-    from .quiet import is_quiet
-
     if not sentences or any(len(s) == 0 for s in sentences):
         raise ValueError("word_features needs non-empty sentences (lists of words).")
     limit = getattr(model.config, "max_position_embeddings", None)

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
+import torch
+
 PROFILE_ENV = "COURSE_PROFILE"
 # The course's own BERT with its MLM head (lesson 02's quick run), built from the books that ship with the course
 # wherever it runs: the resolver trains and caches it on first use (course_utils.course_bert).
@@ -535,8 +537,6 @@ PROFILES["rehearsal"] = derive(
 
 def default_profile_name() -> str:
     """``full`` when a CUDA device is present, else ``quick``."""
-    import torch
-
     return "full" if torch.cuda.is_available() else "quick"
 
 

@@ -13,6 +13,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import torch
+from tqdm.auto import tqdm
+
+from .quiet import is_quiet
 
 
 def shared_positions(a: Sequence[int], b: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -62,10 +65,6 @@ def stereotype_score(model, tokenizer, rows, categories: Sequence[str] | None = 
 
     ``stereo_antistereo`` 0 (stereo) means ``sent_more`` is the stereotyping sentence, 1 (antistereo) means
     ``sent_less`` is. ``categories`` names the ``bias_type`` ids (the dataset's ClassLabel names)."""
-    from tqdm.auto import tqdm
-
-    from .quiet import is_quiet
-
     rows = list(rows)
     if not rows:
         raise ValueError("No CrowS-Pairs rows to score.")

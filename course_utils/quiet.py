@@ -21,6 +21,7 @@ def quiet_libraries() -> None:
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     warnings.filterwarnings("ignore")
+    # imported only now, after the switches above: some libraries read them once, when first imported
     import datasets
     import transformers
 

@@ -18,9 +18,10 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from . import run_course
 from .profiles import PROFILES, Profile
 from .resources import mirror_dir, resolve_checkpoint
-from .standins import STANDINS
+from .standins import build_all, STANDINS
 
 REHEARSAL = "rehearsal"
 
@@ -70,9 +71,6 @@ def require_mirror() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import run_course
-    from .standins import build_all
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", help="notebooks to rehearse (default: notebooks/NN_*.ipynb)")
     parser.add_argument("--out", default="build/rehearsal", help="executed copies, report and stand-ins go here")

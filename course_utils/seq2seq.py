@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, DataCollatorForSeq2Seq, EncoderDecoderModel
 
 from .quiet import quiet_if_asked
+from .resources import announce, load_model, load_tokenizer, resolve_checkpoint
 from .training import IGNORE_INDEX, batches, shortest_first
 
 
@@ -32,10 +34,6 @@ def warm_start(name: str, decoder_layers: int | None = None, cross_attention: st
     initialisation, as in Rothe et al., 2020) or ``"self"``, a copy of the same layer's pretrained self-attention
     (queries, keys, values, output and its LayerNorm). Lesson 04 uses ``"self"``: in its one-epoch copy warm-up the
     copied blocks learned to read the encoder (copy loss 1.5 nats) and random ones did not (4.7)."""
-    from transformers import AutoConfig, AutoTokenizer, EncoderDecoderModel
-
-    from .resources import announce, resolve_checkpoint
-
     quiet_if_asked()
     ckpt = resolve_checkpoint(name)
     config = AutoConfig.from_pretrained(ckpt.location)
@@ -69,10 +67,6 @@ def warm_start(name: str, decoder_layers: int | None = None, cross_attention: st
 
 def load_seq2seq(name: str):
     """A seq2seq checkpoint (T5, BART...) and its tokenizer by hub name, through the course resolver."""
-    from transformers import AutoModelForSeq2SeqLM
-
-    from .resources import load_model, load_tokenizer
-
     return load_model(AutoModelForSeq2SeqLM, name), load_tokenizer(name)
 
 
@@ -116,8 +110,6 @@ def encode_pairs(tokenizer, model, sources: Sequence[str], targets: Sequence[str
 
 def collator(tokenizer):
     """Pads ``input_ids`` with the pad token (and builds the attention mask) and ``labels`` with ``IGNORE_INDEX``."""
-    from transformers import DataCollatorForSeq2Seq
-
     return DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE_INDEX)
 
 

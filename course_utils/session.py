@@ -11,11 +11,13 @@ import numpy as np
 import torch
 
 from .claims import use_profile
+from .paths import describe_path
 from .profiles import Profile, get_profile
 from .quiet import is_quiet, quiet_if_asked
-from .paths import describe_path
 from .registry import SHIPPED_ROOT
+from .rehearsal import standins_in_use
 from .resources import hub_status, mirror_dir, resolve_checkpoint
+from .results import record
 
 @dataclass(frozen=True)
 class Session:
@@ -78,9 +80,6 @@ def _version(package: str) -> str:
 
 def _announce_rehearsal(profile: Profile) -> None:
     """Print and record that this run is a rehearsal, and which stand-ins replace the full profile's checkpoints."""
-    from .rehearsal import standins_in_use
-    from .results import record
-
     used = standins_in_use(profile)
     print("\nREHEARSAL of the full profile: its code path with steps and examples capped; the checkpoints below are "
           "random-weight stand-ins, so no number here is a result of the real models.")

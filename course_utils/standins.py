@@ -24,8 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+import transformers
+from tokenizers import ByteLevelBPETokenizer, models, pre_tokenizers, Tokenizer, trainers
+from transformers import BartTokenizer, BertTokenizer, T5Tokenizer
+
 CONFIGS = Path(__file__).parent / "data" / "standin_configs"
+from .course_bert import load_books
+from .quiet import quiet_if_asked
 from .resources import STANDIN_MARKER as MARKER
+from .wordpiece import SPECIAL_TOKENS, train_wordpiece
 FORMAT_VERSION = 2
 
 
@@ -72,10 +80,6 @@ def real_config(name: str) -> dict[str, Any]:
 def _bert_tokenizer(texts: list[str], vocab_size: int):
     """WordPiece, lower-cased, with bert-base-uncased's layout of special ids: [PAD] 0, [unused0-98], [UNK] 100,
     [CLS] 101, [SEP] 102, [MASK] 103, then the pieces learned from ``texts``."""
-    from transformers import BertTokenizer
-
-    from .wordpiece import SPECIAL_TOKENS, train_wordpiece
-
     learned = train_wordpiece(texts, vocab_size).get_vocab()
     pieces = [t for t, _ in sorted(learned.items(), key=lambda kv: kv[1]) if t not in SPECIAL_TOKENS]
     order = ["[PAD]", *(f"[unused{i}]" for i in range(99)), "[UNK]", "[CLS]", "[SEP]", "[MASK]", *pieces]
@@ -85,9 +89,6 @@ def _bert_tokenizer(texts: list[str], vocab_size: int):
 def _t5_tokenizer(texts: list[str], vocab_size: int):
     """A Unigram vocabulary (SentencePiece's model) learned from ``texts``, laid out as T5's: <pad> 0, </s> 1, <unk> 2,
     the pieces, then the 100 sentinels with <extra_id_0> last."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import T5Tokenizer
-
     tok = Tokenizer(models.Unigram())
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
     trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=["<pad>", "</s>", "<unk>"],
@@ -103,9 +104,6 @@ def _t5_tokenizer(texts: list[str], vocab_size: int):
 def _bart_tokenizer(texts: list[str], vocab_size: int):
     """Byte-level BPE (GPT-2's and BART's scheme) learned from ``texts``: <s> 0, <pad> 1, </s> 2, <unk> 3, ...,
     <mask> last."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import BartTokenizer
-
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(texts, vocab_size=vocab_size, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
                             show_progress=False)
@@ -145,9 +143,6 @@ def describe(spec: StandIn, config: dict[str, Any] | None = None) -> str:
 
 def build_standin(spec: StandIn, cache: Path, texts: list[str]) -> Path:
     """Write one stand-in into the Hugging Face cache folder ``cache``; returns its snapshot folder."""
-    import torch
-    import transformers
-
     target = snapshot_dir(cache, spec)
     if (target / MARKER).is_file():
         return target
@@ -183,9 +178,6 @@ def build_standin(spec: StandIn, cache: Path, texts: list[str]) -> Path:
 
 def build_all(cache: Path | str, names: list[str] | None = None) -> dict[str, Path]:
     """Build the stand-ins ``names`` (default: all) into the Hugging Face cache folder ``cache``."""
-    from .course_bert import load_books
-    from .quiet import quiet_if_asked
-
     quiet_if_asked()
     specs = [standin(n) for n in (names or list(STANDINS))]   # an unknown name fails before anything is built
     cache = Path(cache).expanduser().resolve()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from transformers import BertTokenizer
 
 # Ids 0..4 in this order, as in bert-base-uncased's vocabulary layout ([PAD] = 0 keeps padding masks simple).
 SPECIAL_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -33,8 +34,6 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, *, lowercase: bool = 
     between equally frequent pairs differently from one process to the next, so two runs may differ by a piece or
     two (measured: 1 of 16,000 pieces, in 1 of 3 runs on the course's books); the same pieces always get the same ids.
     """
-    from transformers import BertTokenizer
-
     check_vocab_size(vocab_size)
     if isinstance(texts, str):
         raise TypeError("train_wordpiece needs an iterable of texts (e.g. a list of paragraphs), not one string.")

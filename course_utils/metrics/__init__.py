@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import evaluate
+
+from .. import quiet
+from ..glue import GLUE_TASKS
+
 HERE = Path(__file__).resolve().parent
 SCORES = ("accuracy", "f1", "matthews_correlation", "pearsonr", "spearmanr")
 # name -> folder; each is one metric, no config
@@ -19,11 +24,6 @@ def load_metric(name: str, config_name: str | None = None):
     official scores (like evaluate's own ``glue`` metric), ``load_metric("seqeval")`` for entity-level NER scores or
     ``load_metric("squad")`` for SQuAD v1.1 exact match / F1, ``load_metric("rouge")`` for ROUGE-1/2/L/Lsum
     (inputs and outputs as evaluate's metrics of those names)."""
-    import evaluate
-
-    from .. import quiet
-    from ..glue import GLUE_TASKS
-
     quiet.quiet_if_asked()
     if name == "glue":
         if config_name not in GLUE_TASKS:
