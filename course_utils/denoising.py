@@ -10,6 +10,8 @@
 
 Every function works on a list of tokens of any kind (ids or strings, so that the papers' examples can be checked word
 by word), returns new lists without touching its input, and takes ``rng``: a ``random.Random`` or an int seed.
+
+Lesson 04 introduces these objectives and shows each on a sentence.
 """
 from __future__ import annotations
 

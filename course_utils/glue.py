@@ -3,6 +3,8 @@
     GLUE_TASKS["mrpc"].metrics        # ('f1', 'accuracy')
     glue_table()                      # all nine as a pandas DataFrame
     load_glue("rte", "validation")    # hub nyu-mll/glue when reachable, else the mirror; clear error when neither has it
+
+Lesson 03a introduces the tasks; 03b, 04, 07 and 08 load them from here.
 """
 from __future__ import annotations
 

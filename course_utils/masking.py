@@ -9,6 +9,8 @@
 - ``make_nsp_pairs``: BERT's next-sentence prediction: 50 % true next sentence, 50 % a sentence from another document.
 
 Every random choice takes an optional ``torch.Generator`` (or ``random.Random``) so results are reproducible.
+
+Lesson 01 introduces these functions (and writes BERT's 80/10/10 rule by hand first); 02 and 07 reuse them.
 """
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 Paragraphs are tokenized, joined end to end with ``[SEP]`` between them, and cut into blocks of
 ``[CLS] + (block_length - 2) pieces + [SEP]`` (RoBERTa's FULL-SENTENCES packing; Liu et al. 2019).
+
+Lesson 02 introduces packing and uses it for every pretraining run.
 """
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ by masking, one at a time, only the tokens the two sentences *share*, and summin
 differing words are never predicted, so a rare group name cannot lower its own sentence's score; what is compared
 is how plausible the shared context looks given each group. The stereotype score is the share of pairs in which the
 model prefers the more stereotyping sentence: 50 % is no preference.
+
+Lesson 06 introduces it.
 """
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ all windows of a question wins, and its text is cut from the context through the
     eval_features, windows = encode_for_eval(tokenizer, heldout)
     answers = best_spans(start_logits, end_logits, windows, heldout)        # {question id: answer text}
     load_metric("squad").compute(**squad_inputs(answers, heldout))
+
+Lesson 03d introduces it.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ A GLUE example becomes ``"<task> <field>: <text> <field>: <text>"`` with its fie
 preprocessing does, hence "mnli hypothesis: ... premise: ..."), and its label becomes the class name. STS-B's score is
 rounded to the nearest 0.2 and written with one decimal ("3.8"), which turns regression into choosing among 26 words.
 SQuAD becomes ``"question: <q> context: <c>"`` with the first gold answer as the target.
+
+Lesson 04 introduces it.
 """
 from __future__ import annotations
 

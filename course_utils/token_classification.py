@@ -7,6 +7,8 @@ word takes the prediction of its first sub-token. The tokenizer's ``word_ids`` (
     features, word_ids = encode_words(tokenizer, ds["tokens"], ds["ner_tags"], max_length=128)
     batch = DataCollatorForTokenClassification(tokenizer)(features[:8])      # labels padded with -100
     tags = word_predictions(logits[i], word_ids[i], n_words=len(ds[i]["tokens"]))
+
+Lesson 03c introduces it.
 """
 from __future__ import annotations
 

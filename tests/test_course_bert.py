@@ -102,3 +102,20 @@ def test_a_model_that_knows_only_word_frequencies_scores_the_unigram_loss(pair):
     expected = cb.unigram_loss(train, held_out, tok, seed=3)
     assert heldout_loss(model, held_out, tok, seed=3) == pytest.approx(expected, rel=1e-5)
     assert cb.unigram_loss(train, held_out, tok, seed=4) != pytest.approx(expected, rel=1e-9)  # other masks, other value
+
+
+def test_book_blocks_learns_its_vocabulary_from_the_training_books_only():
+    """The books are split by whole book; the vocabulary comes from the training books, and both splits are packed
+    into full [CLS] ... [SEP] blocks of the recipe's length, with no padding."""
+    tokenizer, train_blocks, eval_blocks, train_texts = cb.book_blocks(RECIPE)
+    train, validation = cb.load_books()
+    assert train_texts == train and len(validation) > 0
+    assert len(tokenizer) <= RECIPE.vocab_size
+    assert tokenizer.get_vocab() == train_wordpiece(train, RECIPE.vocab_size).get_vocab()
+    assert train_blocks.shape[1] == eval_blocks.shape[1] == RECIPE.block_length
+    assert eval_blocks.shape[0] == RECIPE.eval_blocks and train_blocks.shape[0] > 100 * RECIPE.eval_blocks
+    for blocks in (train_blocks, eval_blocks):
+        assert (blocks[:, 0] == tokenizer.cls_token_id).all() and (blocks[:, -1] == tokenizer.sep_token_id).all()
+        assert not (blocks == tokenizer.pad_token_id).any()
+    first_words = tokenizer.decode(train_blocks[0, 1:9]).split()
+    assert " ".join(first_words[:3]) in " ".join(train).lower()

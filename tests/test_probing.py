@@ -103,7 +103,7 @@ def test_stereotype_score_runs_on_the_shipped_pairs(tiny_mlm, tokenizer):
     rows = load_dataset("crows_pairs", split="test").select(range(3))
     short = [r for r in rows if len(tokenizer(r["sent_more"])["input_ids"]) <= 64]
     score, _, verdicts = stereotype_score(tiny_mlm, tokenizer, short)
-    assert len(verdicts) == len(short) and 0 <= score <= 1
+    assert len(verdicts) == len(short) and score == pytest.approx(sum(verdicts) / len(verdicts))
 
 
 # ------------------------------------------------------------------------------------------------- probing

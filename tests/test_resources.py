@@ -1,5 +1,3 @@
-import time
-
 import pytest
 
 import course_utils.resources as res
@@ -122,29 +120,29 @@ def test_missing_checkpoint_offline_is_a_clear_error(monkeypatch, tmp_path):
         assert expected in text
 
 
-def test_unreachable_hub_is_noticed_fast(monkeypatch):
+def test_an_unreachable_hub_is_noticed(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # loopback, nothing listens on the discard port
-    start = time.perf_counter()
+    res._probe.cache_clear()
     usable, why = res.hub_status("dataset")
-    assert not usable and "unreachable" in why
-    assert time.perf_counter() - start < res.HUB_TIMEOUT_S + 1
-    start = time.perf_counter()
-    res.hub_status("checkpoint")  # probed once per process
-    assert time.perf_counter() - start < 0.05
+    assert not usable and why.startswith("http://127.0.0.1:9 unreachable")
+    res._probe.cache_clear()
 
 
-def test_hub_probe_uses_a_short_timeout(monkeypatch):
-    seen = {}
+def test_the_hub_is_probed_once_with_the_resolvers_timeout(monkeypatch):
+    """One connection attempt, bounded by HUB_TIMEOUT_S, answers every later question within the retry interval."""
+    attempts = []
 
     def fake_connect(address, timeout):
-        seen["timeout"] = timeout
+        attempts.append((address, timeout))
         raise TimeoutError("timed out")
 
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.example")
     monkeypatch.setattr(res.socket, "create_connection", fake_connect)
     res._probe.cache_clear()
-    assert res._probe("https://example.invalid", res.HUB_TIMEOUT_S) is not None
-    assert seen["timeout"] <= 5
+    assert not res.hub_status("dataset")[0] and not res.hub_status("checkpoint")[0]
+    assert attempts == [(("hub.example", 443), res.HUB_TIMEOUT_S)]
     res._probe.cache_clear()
 
 

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from course_utils import setup
@@ -11,7 +12,9 @@ def test_setup_seeds_and_summarises(capsys):
     out = capsys.readouterr().out
     for field in ("profile", "device", "torch / transformers / datasets", "course data", "hub", "offline mirror", "encoder checkpoint"):
         assert field in out
-    assert s.profile.name == "quick" and s.device.type in {"cpu", "cuda", "mps"} and s.quiet
+    from course_utils.session import pick_device
+
+    assert s.profile.name == "quick" and s.device == pick_device() and s.quiet
 
 
 def test_bad_seed_is_refused():
@@ -27,3 +30,12 @@ def test_device_names_say_what_ran():
     name = device_name("cpu")
     assert name.startswith("cpu (") and name.endswith(f"{torch.get_num_threads()} threads)")
     assert device_name(torch.device("meta")) == "meta"
+
+
+@pytest.mark.parametrize("cuda, mps, expected", [(True, True, "cuda"), (False, True, "mps"), (False, False, "cpu")])
+def test_the_device_is_the_fastest_one_present(monkeypatch, cuda, mps, expected):
+    from course_utils.session import pick_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+    assert pick_device().type == expected

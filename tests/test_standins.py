@@ -75,3 +75,21 @@ def test_the_resolver_finds_a_stand_in_by_hub_name_and_labels_it(cache, monkeypa
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([[101, 103, 102]])).logits
     assert logits.shape == (1, 3, model.config.vocab_size) and torch.isfinite(logits).all()
+
+
+def test_load_seq2seq_gives_a_generating_model_and_its_tokenizer(cache, monkeypatch, capsys):
+    """By hub name, through the resolver (here the T5 stand-in in a Hugging Face cache): the seq2seq class, a
+    tokenizer that ends inputs with </s>, and generation that starts from the model's decoder start token."""
+    import huggingface_hub.constants
+    from transformers import T5ForConditionalGeneration
+
+    from course_utils.seq2seq import decoder_start, load_seq2seq
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    model, tokenizer = load_seq2seq("t5-small")
+    assert isinstance(model, T5ForConditionalGeneration)
+    assert "[model] t5-small <- REHEARSAL STAND-IN for t5-small" in capsys.readouterr().out
+    inputs = tokenizer(["summarize: a movie about a dog"], return_tensors="pt")
+    assert inputs["input_ids"][0, -1] == tokenizer.eos_token_id
+    out = model.generate(**inputs, max_new_tokens=4, do_sample=False)
+    assert out.shape[0] == 1 and 2 <= out.shape[1] <= 5 and out[0, 0] == decoder_start(model)
