@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import csv
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -21,7 +23,12 @@ import pytest
 
 from course_utils.grading import find_exercises, release, release_notebook
 from course_utils.grading.exercises import ExerciseError, split_hidden, strip_solutions, without_magics
-from course_utils.grading.sandbox import landlock_abi
+from course_utils.grading.isolation import Isolation, delegated_memory_cgroup, detect_isolation
+from course_utils.grading.runner import SandboxedKernelManager, guard_cell
+from course_utils.grading.sandbox import Policy, around, launcher, landlock_abi
+from course_utils.kernels import this_environment_kernel_manager
+
+release_module = importlib.import_module("course_utils.grading.release")  # the package's `release` is the function
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grading" / "01_tiny.ipynb"
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("[0-9]*.ipynb"))
@@ -43,15 +50,33 @@ def test_split_hidden():
 
 
 @pytest.mark.parametrize("source, message", [
-    ("### BEGIN SOLUTION\nx = 1", "never closed"),
-    ("x = 1\n### END SOLUTION", "without"),
-    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "inside another"),
+    ("### BEGIN SOLUTION\nx = 1", "line 1: .* never closed"),
+    ("x = 1\n### END SOLUTION", "line 2: .* without"),
+    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "line 2: .* inside another"),
+    ("### BEGIN SOLUTION\nx = '### END SOLUTION'\n### END SOLUTION", "line 2: .* not the marker"),
+    ("### BEGIN SOLUTION\nx = 1\n### END SOLUTION  # done", "line 3: .* not the marker"),
+    ("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS",
+     "line 4: .* not a grade cell"),
 ])
-def test_bad_markers_say_which_line(source, message):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
-        "solution": True, "grade": False, "grade_id": "x"}})])
-    with pytest.raises(ExerciseError, match=message):
+def test_bad_markers_say_which_notebook_cell_and_line(source, message):
+    """Anything nbgrader would read as a marker (a line that merely contains ``BEGIN SOLUTION``…) must be the
+    course's marker, alone on its line, in a cell where it belongs: otherwise nbgrader and the grader would disagree."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# intro"), nbformat.v4.new_code_cell(
+        source, metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "x"}})])
+    with pytest.raises(ExerciseError, match="^nb, cell 1, " + message):
         find_exercises(nb, "nb")
+
+
+@pytest.mark.parametrize("cell, message", [
+    (nbformat.v4.new_markdown_cell("Write it between\n### BEGIN SOLUTION\nand the end."), "in a markdown cell"),
+    (nbformat.v4.new_code_cell("x = 1\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS"), "not a grade cell"),
+    (nbformat.v4.new_code_cell("x = 1\n### END SOLUTION"), "no nbgrader metadata"),
+])
+def test_markers_outside_exercise_cells_are_refused(cell, message):
+    nb = nbformat.read(FIXTURE, 4)
+    nb.cells.insert(1, cell)
+    with pytest.raises(ExerciseError, match="^01_tiny, cell 1, line 2: .*" + message):
+        release_notebook(nb, "01_tiny")
 
 
 def test_grade_cell_needs_points_and_a_solution_before_it():
@@ -78,6 +103,8 @@ def test_course_notebook_releases_cleanly(path):
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
     for e in exercises:
         assert "raise NotImplementedError()" in student.cells[e.solution_index].source
+        # what the grader matches a student's cell against is what nbgrader released
+        assert student.cells[e.solution_index].source == e.prompt
         later = [c for i, c in enumerate(nb.cells) if i > e.check_index and c.cell_type == "code"]
         used = {n.id for c in later for n in ast.walk(ast.parse(without_magics(c.source))) if isinstance(n, ast.Name)}
         assert not set(e.exports) & used, f"{path.stem}: cells after exercise {e.name} use {set(e.exports) & used}"
@@ -92,15 +119,23 @@ def test_release_refuses_the_source_folder_and_writes_nothing_on_error(tmp_path)
     nbformat.write(nb, broken / "01_good.ipynb")
     nb.cells[3].source += "\n### BEGIN SOLUTION"
     nbformat.write(nb, broken / "02_bad.ipynb")
-    with pytest.raises(ExerciseError, match="never closed"):
+    with pytest.raises(ExerciseError, match="02_bad, cell 3, line 6: .* never closed"):
         release(broken, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
+def test_release_uses_nbgrader_and_refuses_a_marker_it_left(monkeypatch):
+    """The student version is what nbgrader's ClearSolutions, ClearOutput and ClearHiddenTests make; should a marker
+    ever survive them, the release stops instead of handing out a solution."""
+    names = [type(p).__name__ for p in release_module.nbgrader_preprocessors()]
+    assert names == ["ClearSolutions", "ClearOutput", "ClearHiddenTests"]
+    monkeypatch.setattr(release_module, "nbgrader_preprocessors", lambda: [])
+    with pytest.raises(ExerciseError, match="01_tiny, cell 3: still contains 'BEGIN SOLUTION' after release"):
+        release_notebook(nbformat.read(FIXTURE, 4), "01_tiny")
+
+
 def test_sandbox_rules_never_cover_a_denied_folder(tmp_path):
     """The rules cover everything else, but no link may lead a rule into the denied tree (a rule follows links)."""
-    from course_utils.grading.sandbox import around
-
     secret = tmp_path / "course" / "secret"
     secret.mkdir(parents=True)
     (tmp_path / "course" / "open").mkdir()
@@ -117,8 +152,6 @@ def test_sandbox_rules_never_cover_a_denied_folder(tmp_path):
 def test_a_checkout_inside_the_cache_leaves_the_rest_of_the_cache_writable(tmp_path):
     """Writable rules compose with denied trees inside them: the instructor's checkout under ~/.cache stays hidden,
     and the rest of ~/.cache stays writable (datasets' locks live there)."""
-    from course_utils.grading.sandbox import Policy
-
     cache = tmp_path / "cache"
     checkout = cache / "courses" / "bert-course"
     (cache / "huggingface" / "datasets").mkdir(parents=True)
@@ -130,11 +163,89 @@ def test_a_checkout_inside_the_cache_leaves_the_rest_of_the_cache_writable(tmp_p
     script = (f"echo lock > {cache}/huggingface/datasets/a.lock && mkdir -p {cache}/huggingface/hub/new && "
               f"echo one > {cache}/courses/other-course/file.txt && echo wrote; "
               f"cat {checkout}/solution.txt || echo no-read; echo x > {checkout}/planted || echo no-write")
-    run = subprocess.run([sys.executable, "-m", "course_utils.grading.sandbox", str(policy), "--", "/bin/sh", "-c",
-                          script], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(launcher(policy, ["/bin/sh", "-c", script]), capture_output=True, text=True, timeout=60)
     assert run.stdout.split() == ["wrote", "no-read", "no-write"], run.stdout + run.stderr
     assert (cache / "huggingface" / "datasets" / "a.lock").read_text() == "lock\n"
     assert not (checkout / "planted").exists()
+
+
+def _imported(command: list[str]) -> set[str]:
+    """The top-level modules the Python process of ``command`` imports (``-X importtime``) before it execs
+    ``echo launched``; the exec'd shell is another program and prints none."""
+    run = subprocess.run([command[0], "-X", "importtime", *command[1:]], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "launched", run.stdout + run.stderr[-2000:]
+    lines = [line for line in run.stderr.splitlines() if line.startswith("import time:")]
+    assert lines, run.stderr[-2000:]
+    return {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in lines[1:]}  # lines[0] is the header
+
+
+def test_the_sandbox_launcher_imports_only_the_standard_library(tmp_path):
+    """Each grading kernel starts through the launcher the kernel manager builds: the sandbox file run by its path,
+    which imports nothing outside the standard library (not course_utils, not torch) before it execs the kernel.
+    The same measurement on ``-m course_utils.grading.sandbox`` sees the package and torch, so it would catch them."""
+    policy = tmp_path / "policy.json"
+    Policy().save(policy)
+    kernel = this_environment_kernel_manager(SandboxedKernelManager, policy_file=str(policy)).format_kernel_cmd()
+    command = launcher(policy, ["/bin/sh", "-c", "echo launched"])
+    assert kernel[:command.index("--") + 1] == command[:command.index("--") + 1], kernel
+    # -X importtime lists attempts too (copy.py tries org.python.core): count the ones that exist
+    outside = {n for n in _imported(command) - set(sys.stdlib_module_names) if importlib.util.find_spec(n)}
+    assert not outside, f"the launcher imported {sorted(outside)} before exec"
+    as_module = _imported([sys.executable, "-m", "course_utils.grading.sandbox", str(policy), "--", "/bin/sh", "-c",
+                           "echo launched"])
+    assert {"course_utils", "torch"} <= as_module
+
+
+def test_the_guard_cell_runs_guard_py_without_the_package():
+    """The cell before each answer loads guard.py by its path: importing course_utils there (torch, transformers)
+    would spend the exercise's time limit and blame the student for it."""
+    code = (guard_cell("_grading_x_1", ("f",)) + "\nimport sys\nprint(type(_grading_x_1).__name__, "
+            "'course_utils' in sys.modules, 'torch' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ["Guard", "False", "False"], run.stdout + run.stderr[-2000:]
+
+
+def test_isolation_is_detected_and_reported(monkeypatch, tmp_path):
+    """Landlock is used where the kernel offers it; bubblewrap and cgroups are probed and reported, never used."""
+    isolation = detect_isolation()
+    assert isolation.filesystem == ("landlock" if HAS_LANDLOCK else "none")
+    assert isolation.describe().startswith("isolation: " + ("Landlock filesystem sandbox (ABI " if HAS_LANDLOCK
+                                                            else "no filesystem sandbox"))
+    for name in ("bubblewrap", "cgroup v2 memory limit", "memory watch"):
+        assert name in isolation.describe()
+    assert (isolation.warning is None) == HAS_LANDLOCK
+    assert "no filesystem sandbox" in Isolation("none", "watch", ()).warning
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, no systemd-run
+    bubblewrap = next(m for m in detect_isolation().mechanisms if m.name == "bubblewrap")
+    assert not bubblewrap.available and not bubblewrap.used and bubblewrap.detail == "bwrap is not on PATH"
+
+
+@pytest.mark.parametrize("controllers, writable, found", [
+    ("cpu memory pids", True, "delegated cgroup"),
+    ("hugetlb", True, "offers hugetlb, not memory"),
+    ("cpu memory", False, "not writable"),
+])
+def test_a_delegated_memory_cgroup_is_recognised(tmp_path, controllers, writable, found):
+    """A cgroup v2 hierarchy (from mountinfo), this process's cgroup in it (from /proc/self/cgroup), the memory
+    controller there, and write access: all four, or no delegated cgroup."""
+    if not writable and os.geteuid() == 0:
+        pytest.skip("root may write into any folder")
+    mount = tmp_path / "cgroup"
+    own = mount / "user.slice" / "grading"
+    own.mkdir(parents=True)
+    (own / "cgroup.controllers").write_text(controllers + "\n")
+    mountinfo = tmp_path / "mountinfo"
+    mountinfo.write_text(f"22 1 0:21 / /proc rw - proc proc rw\n"
+                         f"31 23 0:28 / {mount} rw,relatime - cgroup2 cgroup2 rw\n")
+    membership = tmp_path / "cgroup-membership"
+    membership.write_text("1:name=systemd:/\n0::/user.slice/grading\n")
+    if not writable:
+        own.chmod(0o555)
+    try:
+        folder, what = delegated_memory_cgroup(mountinfo, membership)
+    finally:
+        own.chmod(0o755)
+    assert found in what and (folder == own) == (found == "delegated cgroup"), what
 
 
 # ---------------------------------------------------------------------------------------------- the hostile batch
@@ -321,6 +432,12 @@ def test_a_failing_lesson_cell_marks_the_grade_for_a_look(fragile_lesson):
     assert row["needs_look"] == "01_tiny: lesson cell 13 raised the lesson's data is missing"
     feedback = (root / "out" / "feedback" / "ada.md").read_text()
     assert feedback.index("**A cell of the lesson itself failed**") < feedback.index("## 01_tiny")
+
+
+def test_the_command_says_which_isolation_it_used(batch):
+    line = next((l for l in batch["stdout"].splitlines() if l.startswith("isolation: ")), None)
+    assert line is not None, batch["stdout"]
+    assert line.startswith("isolation: Landlock filesystem sandbox" if HAS_LANDLOCK else "isolation: no filesystem")
 
 
 def test_hidden_tests_never_reach_the_feedback(batch):

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from .autograde import autograde, totals
-from .runner import Limits
+from .autograde import autograde
 from .exercises import ExerciseError
 from .release import release
+from .reporting import totals
+from .runner import Limits
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,11 @@ A *solution cell* (``nbgrader.solution: true``) holds the answer between ``### B
 ``### END SOLUTION``; the *grade cell* after it (``nbgrader.grade: true``, ``points``) holds a visible check and,
 between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``, the tests students do not see. One solution cell and
 the grade cell that follows it make one exercise, named after the solution cell's ``grade_id``.
+
+nbgrader, which makes the student versions (:mod:`.release`), reads any line that merely *contains* ``BEGIN SOLUTION``
+(and the other three) as a marker, in any cell; the grader reads only a line that is exactly the marker. So that both
+always agree, :func:`find_exercises` accepts such a line only as the exact marker, alone on its line, in a cell of
+the right kind: solution markers in a solution cell, hidden-test markers in a grade cell.
 """
 from __future__ import annotations
 
@@ -17,6 +22,9 @@ END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
 STUB = "raise NotImplementedError()"
+# What nbgrader looks for (a substring of a line) -> the line the course's markers must then be.
+NBGRADER_DELIMITERS = {"BEGIN SOLUTION": BEGIN_SOLUTION, "END SOLUTION": END_SOLUTION,
+                       "BEGIN HIDDEN TESTS": BEGIN_HIDDEN, "END HIDDEN TESTS": END_HIDDEN}
 
 
 class ExerciseError(ValueError):
@@ -125,6 +133,39 @@ def nbgrader_meta(cell: Any) -> dict[str, Any]:
     return dict(cell.get("metadata", {}).get("nbgrader", {}) or {})
 
 
+def check_marker_lines(cell: Any, where: str) -> None:
+    """Every line nbgrader would read as a marker is one of the course's markers, alone on its line, in a cell where
+    it belongs; ``ExerciseError`` names the line otherwise (a marker inside a string or after code, a marker in a
+    Markdown or lesson cell, hidden tests outside a grade cell)."""
+    meta = nbgrader_meta(cell)
+    for number, line in enumerate(str(cell.get("source", "")).splitlines(), 1):
+        found = next((d for d in NBGRADER_DELIMITERS if d in line), None)
+        if found is None:
+            continue
+        marker = NBGRADER_DELIMITERS[found]
+        if line.strip() != marker:
+            raise ExerciseError(f"{where}, line {number}: {line.strip()[:80]!r} contains {found!r} but is not "
+                                f"the marker {marker!r} alone on its line; nbgrader would read it as one (reword "
+                                "it, or put the marker on a line of its own)")
+        if cell.get("cell_type") != "code":
+            raise ExerciseError(f"{where}, line {number}: {marker!r} in a {cell.get('cell_type')} cell; markers go in "
+                                "code cells only")
+        if "SOLUTION" in found and not meta.get("solution"):
+            raise ExerciseError(f"{where}, line {number}: has {marker!r} but no nbgrader metadata with "
+                                "\"solution\": true")
+        if "HIDDEN" in found and not meta.get("grade"):
+            raise ExerciseError(f"{where}, line {number}: has {marker!r} but is not a grade cell (nbgrader metadata "
+                                "with \"grade\": true and \"points\"); hidden tests go in the check after an exercise")
+
+
+def checked_regions(source: str, begin: str, end: str, where: str) -> list[tuple[int, int]]:
+    """:func:`regions`, with ``where`` (notebook and cell) in front of its error."""
+    try:
+        return regions(source, begin, end)
+    except ExerciseError as err:
+        raise ExerciseError(f"{where}, {err}") from None
+
+
 def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
     """The exercises of a solution notebook, in order; ``ExerciseError`` says which cell is malformed and why."""
     exercises: list[Exercise] = []
@@ -133,9 +174,7 @@ def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
     for index, cell in enumerate(nb.cells):
         meta = nbgrader_meta(cell)
         where = f"{notebook}, cell {index}"
-        has_markers = cell.cell_type == "code" and BEGIN_SOLUTION in cell.source
-        if has_markers and not meta.get("solution"):
-            raise ExerciseError(f"{where}: has {BEGIN_SOLUTION!r} but no nbgrader metadata with \"solution\": true")
+        check_marker_lines(cell, where)
         if not meta.get("solution") and not meta.get("grade"):
             continue
         grade_id = meta.get("grade_id")
@@ -149,7 +188,7 @@ def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
         if meta.get("solution"):
             if pending is not None:
                 raise ExerciseError(f"{where}: solution cell {pending[1]!r} has no grade cell after it")
-            if not regions(cell.source, BEGIN_SOLUTION, END_SOLUTION):
+            if not checked_regions(cell.source, BEGIN_SOLUTION, END_SOLUTION, where):
                 raise ExerciseError(f"{where}: solution cell without {BEGIN_SOLUTION!r} … {END_SOLUTION!r}")
             pending = (index, grade_id)
         if meta.get("grade"):
@@ -158,7 +197,7 @@ def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
                 raise ExerciseError(f"{where}: grade cell {grade_id!r} needs \"points\": a number ≥ 0, not {points!r}")
             if pending is None:
                 raise ExerciseError(f"{where}: grade cell {grade_id!r} has no solution cell before it")
-            regions(cell.source, BEGIN_HIDDEN, END_HIDDEN)  # validates the markers
+            checked_regions(cell.source, BEGIN_HIDDEN, END_HIDDEN, where)  # validates the markers
             solution_index, name = pending
             reference = nb.cells[solution_index].source
             exercises.append(Exercise(notebook, name, solution_index, index, grade_id, float(points),

@@ -1,4 +1,11 @@
-"""Student versions of the solution notebooks: answers replaced by a stub, hidden tests removed, outputs cleared."""
+"""Student versions of the solution notebooks, made by nbgrader's own preprocessors.
+
+``ClearSolutions`` replaces each solution region by ``raise NotImplementedError()`` (the lines around it, such as the
+signature, docstring and hints, stay), ``ClearHiddenTests`` removes the hidden tests, ``ClearOutput`` clears outputs
+and execution counts. Around them the course keeps its own checks: the markers are validated first
+(:func:`.exercises.find_exercises`, so a malformed one names the notebook, cell and line), a released cell that still
+holds a marker is refused, nothing is written unless every notebook releases, and each file is written whole.
+"""
 from __future__ import annotations
 
 import copy
@@ -8,28 +15,44 @@ from typing import Any
 import nbformat
 
 from ..atomic import atomic_write_text
-from .exercises import BEGIN_HIDDEN, BEGIN_SOLUTION, END_HIDDEN, END_SOLUTION, find_exercises, split_hidden, strip_solutions
+from .exercises import NBGRADER_DELIMITERS, STUB, ExerciseError, find_exercises
 
-MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN)
+# nbgrader's ClearOutput drops "collapsed" and "scrolled"; the course drops the timing a front end records too.
+OUTPUT_METADATA = {"collapsed", "scrolled", "execution"}
+
+
+def nbgrader_preprocessors() -> list[Any]:
+    """nbgrader's ``ClearSolutions`` (its stub set to the course's, without the ``# YOUR CODE HERE`` line),
+    ``ClearHiddenTests`` and ``ClearOutput``, in the order ``nbgrader generate_assignment`` runs them."""
+    # Imported here, not at the top: only releasing needs nbgrader, and importing it takes about 2 s, which every
+    # autograde command (and `import course_utils.grading`) would otherwise pay; where it is missing, the command
+    # says how to install it instead of failing to import.
+    try:
+        from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
+    except ImportError as err:
+        raise ExerciseError(f"releasing student notebooks needs nbgrader ({err}); install the runner extra "
+                            "(`pip install -e '.[runner]'`, as `make env` does) or `pip install 'nbgrader>=0.9'`"
+                            ) from None
+    return [ClearSolutions(code_stub={"python": STUB}), ClearOutput(remove_metadata_fields=OUTPUT_METADATA),
+            ClearHiddenTests()]
 
 
 def release_notebook(nb: Any, name: str) -> Any:
     """A student copy of the solution notebook ``nb`` (left unchanged); ``name`` is used in error messages."""
-    find_exercises(nb, name)  # malformed markers or metadata stop the release with the cell at fault
+    find_exercises(nb, name)  # malformed markers or metadata stop the release with the notebook, cell and line at fault
+    preprocessors = nbgrader_preprocessors()
     student = copy.deepcopy(nb)
-    for cell in student.cells:
-        if cell.cell_type != "code":
-            continue
-        if BEGIN_SOLUTION in cell.source:
-            cell.source = strip_solutions(cell.source)
-        if BEGIN_HIDDEN in cell.source:
-            cell.source = split_hidden(cell.source)[0].rstrip("\n")
-        cell.outputs = []
-        cell.execution_count = None
-        cell.metadata.pop("execution", None)
-        leftover = [m for m in MARKERS if m in cell.source]
-        if leftover:  # a marker inside a string or a comment line with extra text: refuse rather than leak
-            raise ValueError(f"{name}: a cell still contains {leftover[0]!r} after release; put each marker on its own line")
+    resources: dict[str, Any] = {}
+    try:
+        for preprocessor in preprocessors:
+            student, resources = preprocessor.preprocess(student, resources)
+    except (RuntimeError, ValueError) as err:  # nbgrader's own refusals, e.g. a kernel language it has no stub for
+        raise ExerciseError(f"{name}: nbgrader could not release it: {err}") from None
+    for index, cell in enumerate(student.cells):
+        leftover = [d for d in NBGRADER_DELIMITERS if d in cell.source]
+        if leftover:  # cannot happen after find_exercises and nbgrader; refuse rather than leak if it ever does
+            raise ExerciseError(f"{name}, cell {index}: still contains {leftover[0]!r} after release; put each marker "
+                                "on its own line")
     return student
 
 

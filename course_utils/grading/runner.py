@@ -6,7 +6,6 @@ ended (to the end, or out of time, out of memory, or with the kernel gone).
 """
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -14,10 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import psutil
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from traitlets import Unicode
 
+from ..kernels import this_environment_kernel_manager
+from ..profiles import PROFILES
 from . import guard as guard_module
 from .exercises import Exercise, defined_names, split_hidden
-from .sandbox import Policy
+from .sandbox import Policy, launcher
 
 
 @dataclass(frozen=True)
@@ -30,8 +37,6 @@ class Limits:
 
     def for_notebook(self, name: str) -> "Limits":
         """These limits with the defaults filled in for notebook ``name`` from the quick profile's budgets."""
-        from ..profiles import PROFILES
-
         quick = PROFILES["quick"]
         seconds = self.notebook_seconds or 2 * (quick.seconds_budget_for(name) or 300.0) + 60
         return Limits(seconds, self.cell_seconds, self.memory_mb or int((quick.peak_rss_mb_budget or 3072) + 1024))
@@ -48,6 +53,19 @@ class Step:
 
 
 # ------------------------------------------------------------------------------------------------ the run plan
+GUARD_FILE = str(Path(guard_module.__file__).resolve())
+
+
+def guard_cell(holder: str, exports: tuple[str, ...]) -> str:
+    """The cell before a student's answer: a :class:`.guard.Guard` snapshot, kept in the kernel as ``holder``.
+
+    The kernel runs guard.py by its path (standard library only), not ``import course_utils.grading.guard``: that
+    would first import all of course_utils (torch, transformers: seconds), within the exercise's time limit, so a slow
+    import would be blamed on the student's answer."""
+    return (f"{holder} = __import__('runpy').run_path({GUARD_FILE!r}, run_name='_course_grading_guard')['Guard']("
+            f"globals(), {list(exports)!r})")
+
+
 def plan(source: Any, exercises: list[Exercise], answers: dict[str, str | None], skip: set[str], token: str) -> list[Step]:
     """The cells to run: the lesson's own cells, and for each gradable exercise the student's cell and the
     instructor's checks, wrapped in guard cells. Exercises without an answer or in ``skip`` are left out whole."""
@@ -66,8 +84,7 @@ def plan(source: Any, exercises: list[Exercise], answers: dict[str, str | None],
             continue
         holder = f"_grading_{token}_{exercise.solution_index}"
         if index == exercise.solution_index:
-            steps += [Step("guard", f"{holder} = __import__({guard_module.__name__!r}, fromlist=['Guard']).Guard("
-                                    f"globals(), {list(exercise.exports)!r})", exercise.name, index),
+            steps += [Step("guard", guard_cell(holder, exercise.exports), exercise.name, index),
                       Step("solution", answers[exercise.name] or "", exercise.name, index),
                       Step("guard", f"{holder}.after_solution()", exercise.name, index)]
         else:
@@ -90,35 +107,25 @@ class Run:
     at: int | None                       # the step running when it ended
 
 
-def _sandboxed_manager_class() -> Any:
-    from jupyter_client.manager import AsyncKernelManager
-    from traitlets import Unicode
+class SandboxedKernelManager(AsyncKernelManager):
+    """Starts the kernel through the sandbox launcher: ``python -I -S .../sandbox.py POLICY -- <kernel command>``
+    (:func:`.sandbox.launcher`), which imports only the standard library before it ``exec``s the kernel."""
 
-    class SandboxedKernelManager(AsyncKernelManager):
-        """Starts the kernel through ``python -m course_utils.grading.sandbox POLICY -- <kernel command>``."""
+    policy_file = Unicode("")
 
-        policy_file = Unicode("")
-
-        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-            command = super().format_kernel_cmd(extra_arguments)
-            return [sys.executable, "-m", "course_utils.grading.sandbox", self.policy_file, "--", *command]
-
-    return SandboxedKernelManager
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        return launcher(self.policy_file, super().format_kernel_cmd(extra_arguments))
 
 
-def _descendants(known: set[int]) -> list[Any]:
+def _descendants(known: set[int]) -> list[psutil.Process]:
     """Processes started by this process (directly, or orphans re-parented to it) that were not there before."""
-    import psutil
-
     try:
         return [p for p in psutil.Process().children(recursive=True) if p.pid not in known]
     except psutil.Error:
         return []
 
 
-def _kill(processes: list[Any]) -> None:
-    import psutil
-
+def _kill(processes: list[psutil.Process]) -> None:
     for process in processes:
         try:
             process.kill()
@@ -129,17 +136,10 @@ def _kill(processes: list[Any]) -> None:
 
 def execute(steps: list[Step], limits: Limits, scratch: Path, policy: Policy, env: dict[str, str]) -> Run:
     """Run ``steps`` in one fresh sandboxed kernel; never raises for anything the code in the steps does."""
-    import psutil
-    from jupyter_core.utils import run_sync
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    from ..kernels import this_environment_kernel_manager
-
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s.code, metadata={"step": i}) for i, s in enumerate(steps)])
     policy_file = scratch / "policy.json"
     policy.save(policy_file)
-    km = this_environment_kernel_manager(_sandboxed_manager_class(), policy_file=str(policy_file))
+    km = this_environment_kernel_manager(SandboxedKernelManager, policy_file=str(policy_file))
     replies: dict[int, dict[str, Any]] = {}
     state: dict[str, Any] = {"at": None, "memory": False}
     deadline = time.monotonic() + limits.notebook_seconds

@@ -1,13 +1,18 @@
 """Start a grading kernel inside limits: memory, file size, and (on Linux) a Landlock filesystem sandbox.
 
-    python -m course_utils.grading.sandbox POLICY.json -- <kernel command>
+    python -I -S /path/to/course_utils/grading/sandbox.py POLICY.json -- <kernel command>
 
-applies the policy to this process and then ``exec``s the kernel command, which inherits it. Landlock (Linux ≥ 5.13,
-no privileges needed) lets the kernel read everything except the ``deny`` paths (the instructor's notebooks and
-their repository, the submissions, the grade table) and write only beneath the ``writable`` paths (its own scratch
-folder, caches). ``readable`` re-opens parts of a denied tree for reading (the installed course package, the virtual
-environment). Where Landlock is missing the kernel still runs with its memory and file-size limits, and
-``landlock_abi()`` returning 0 tells the grader to say so.
+applies the policy to this process and then ``exec``s the kernel command, which inherits it. The grader runs this
+file by its path (:func:`launcher`), not as ``-m course_utils.grading.sandbox``, which would import all of
+``course_utils`` (torch with it) in every launcher only to ``exec`` the kernel a moment later: this file imports
+nothing but the standard library, and ``-I -S`` keep the folder it lies in and ``site`` out of the way.
+
+Landlock (Linux ≥ 5.13, no privileges needed) lets the kernel read everything except the ``deny`` paths (the
+instructor's notebooks and their repository, the submissions, the grade table) and write only beneath the
+``writable`` paths (its own scratch folder, caches). ``readable`` re-opens parts of a denied tree for reading (the
+installed course package, the virtual environment). Where Landlock is missing the kernel still runs with its
+file-size limit (and the grader's memory watch), and ``landlock_abi()`` returning 0 tells the grader to say so
+(:mod:`.isolation` reports what each platform offers).
 """
 from __future__ import annotations
 
@@ -175,10 +180,18 @@ def apply_limits(policy: Policy) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
+def launcher(policy_file: Path | str, command: list[str]) -> list[str]:
+    """The command that runs ``command`` under the policy saved in ``policy_file``: this file, run by its path with
+    this interpreter in isolated mode (``-I``: no ``PYTHON*`` variables, no user site, no script folder on the path)
+    and without ``site`` (``-S``: no ``.pth`` file runs), so nothing but the standard library is imported before the
+    ``exec``. The kernel it execs is a fresh interpreter with its usual path and environment."""
+    return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), str(policy_file), "--", *command]
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) < 3 or argv[1] != "--":
-        raise SystemExit("usage: python -m course_utils.grading.sandbox POLICY.json -- <command> [args…]")
+        raise SystemExit(f"usage: {sys.executable} -I -S {Path(__file__).resolve()} POLICY.json -- <command> [args…]")
     policy, command = Policy.load(Path(argv[0])), argv[2:]
     restrict_filesystem(policy)
     apply_limits(policy)
