@@ -15,7 +15,6 @@ from .paths import describe_path
 from .profiles import Profile, get_profile
 from .quiet import is_quiet, quiet_if_asked
 from .registry import SHIPPED_ROOT
-from .rehearsal import standins_in_use
 from .resources import hub_status, mirror_dir, resolve_checkpoint
 from .results import record
 
@@ -80,6 +79,10 @@ def _version(package: str) -> str:
 
 def _announce_rehearsal(profile: Profile) -> None:
     """Print and record that this run is a rehearsal, and which stand-ins replace the full profile's checkpoints."""
+    # imported on use: rehearsal (and run_course, which it imports) also run as `python -m`, and a module the
+    # package imports would then be loaded twice
+    from .rehearsal import standins_in_use
+
     used = standins_in_use(profile)
     print("\nREHEARSAL of the full profile: its code path with steps and examples capped; the checkpoints below are "
           "random-weight stand-ins, so no number here is a result of the real models.")

@@ -65,3 +65,19 @@ def test_the_package_has_no_import_circle():
     graph = import_graph()
     assert "course_utils.resources" in graph and "course_utils.paths" in graph["course_utils.resources"]
     assert cycles(graph) == []
+
+
+def test_the_package_does_not_import_the_modules_run_as_commands():
+    """``python -m course_utils.X`` runs X as ``__main__``; had the package already imported X, its module would exist
+    twice (Python warns: 'found in sys.modules ... this may result in unpredictable behaviour')."""
+    import re
+    import subprocess
+    import sys
+
+    root = PACKAGE.parent
+    text = (root / "Makefile").read_text() + (root / "README.md").read_text()
+    commands = set(re.findall(r"-m (course_utils\.[a-z_]+)", text))
+    assert {"course_utils.run_course", "course_utils.rehearsal", "course_utils.build_course_bert"} <= commands
+    loaded = subprocess.run([sys.executable, "-c", "import course_utils, sys; print(' '.join(sys.modules))"],
+                            capture_output=True, text=True, check=True, cwd=root).stdout.split()
+    assert not commands & set(loaded)
