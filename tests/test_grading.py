@@ -23,16 +23,22 @@ import pytest
 
 from course_utils.grading import find_exercises, release, release_notebook
 from course_utils.grading.exercises import ExerciseError, split_hidden, strip_solutions, without_magics
-from course_utils.grading.isolation import Isolation, delegated_memory_cgroup, detect_isolation
-from course_utils.grading.runner import SandboxedKernelManager, guard_cell
+from course_utils.grading.__main__ import main as grading_main
+from course_utils.grading.bubblewrap import bubblewrap_prefix, mount_options, sandboxed_command
+from course_utils.grading.isolation import (ISOLATION_VARIABLE, Isolation, Mechanism, delegated_memory_cgroup,
+                                            detect_isolation, probe_bubblewrap)
+from course_utils.grading.runner import Limits, SandboxedKernelManager, Step, execute, guard_cell
 from course_utils.grading.sandbox import Policy, around, launcher, landlock_abi
 from course_utils.kernels import this_environment_kernel_manager
 
 release_module = importlib.import_module("course_utils.grading.release")  # the package's `release` is the function
+isolation_module = importlib.import_module("course_utils.grading.isolation")
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grading" / "01_tiny.ipynb"
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("[0-9]*.ipynb"))
 HAS_LANDLOCK = landlock_abi() > 0
+BUBBLEWRAP = probe_bubblewrap()  # bwrap on PATH, and able to mount what the grader mounts
+NEEDS_BUBBLEWRAP = pytest.mark.skipif(not BUBBLEWRAP.available, reason=f"bubblewrap unusable here: {BUBBLEWRAP.detail}")
 FULL = {"double": 1, "area": 2, "vowels": 1}
 REFERENCE = {e.name: nbformat.read(FIXTURE, 4).cells[e.solution_index].source
              for e in find_exercises(nbformat.read(FIXTURE, 4), "01_tiny")}
@@ -169,6 +175,72 @@ def test_a_checkout_inside_the_cache_leaves_the_rest_of_the_cache_writable(tmp_p
     assert not (checkout / "planted").exists()
 
 
+PROBE_CELL = """import os
+def attempt(what, action):
+    try:
+        result = action()
+    except OSError as err:
+        result = type(err).__name__
+    print(what, repr(result))
+def write(path):
+    with open(path, "w") as f:
+        f.write("planted")
+    return "wrote"
+attempt("namespace", lambda: os.readlink("/proc/self/ns/mnt"))
+attempt("read-denied-file", lambda: open({grades!r}).read())
+attempt("list-denied-folder", lambda: os.listdir({checkout!r}))
+attempt("read-in-denied-folder", lambda: open({solution!r}).read())
+attempt("read-reopened", lambda: open({notes!r}).read())
+attempt("write-reopened", lambda: write({notes!r} + ".new"))
+attempt("write-denied-folder", lambda: write({checkout!r} + "/planted"))
+attempt("write-outside", lambda: write({outside!r}))
+attempt("write-scratch", lambda: write({scratch!r}))
+attempt("write-cache", lambda: write({cache!r}))
+"""
+
+
+@NEEDS_BUBBLEWRAP
+@pytest.mark.parametrize("with_landlock", [False, True], ids=["bubblewrap-alone", "landlock-inside"])
+def test_a_kernel_in_bubblewrap_sees_only_what_the_policy_allows(tmp_path, with_landlock):
+    """A real grading kernel, started the way the grader starts it (:func:`.runner.execute`, through bwrap), under a
+    policy whose denied checkout lies inside the writable cache: it cannot read the denied file, list or read the
+    denied folder, or write anywhere but its scratch folder and the cache; the folder re-opened for reading inside
+    the denied one is readable, not writable. Without Landlock inside, bubblewrap alone must hold all of it."""
+    if with_landlock and not HAS_LANDLOCK:
+        pytest.skip("no Landlock filesystem sandbox on this system")
+    cache, scratch = tmp_path / "cache", tmp_path / "scratch"
+    checkout = cache / "courses" / "bert-course"
+    (checkout / "open").mkdir(parents=True)
+    (cache / "huggingface").mkdir()
+    (scratch / "work").mkdir(parents=True)
+    (checkout / "solution.txt").write_text("the answers")
+    (checkout / "open" / "notes.txt").write_text("readable again")
+    grades = tmp_path / "grades.csv"
+    grades.write_text("ada,4")
+    paths = {"grades": str(grades), "checkout": str(checkout), "solution": str(checkout / "solution.txt"),
+             "notes": str(checkout / "open" / "notes.txt"), "outside": str(tmp_path / "planted"),
+             "scratch": str(scratch / "work" / "wrote.txt"), "cache": str(cache / "huggingface" / "lock")}
+    policy = Policy(deny=[str(checkout), str(grades)], writable=[str(scratch), str(cache)],
+                    readable=[str(checkout / "open")], landlock=with_landlock, bubblewrap=BUBBLEWRAP.program)
+    run = execute([Step("lesson", PROBE_CELL.format(**paths))], Limits(120, 60, 4000), scratch, policy,
+                  {**os.environ, "TMPDIR": str(scratch)})
+    assert run.ended is None, f"{run.ended}: {(scratch / 'kernel.log').read_text()[-2000:]}"
+    seen = dict(line.split(" ", 1) for line in run.outputs[0].strip().splitlines())
+    assert seen["namespace"] != repr(os.readlink("/proc/self/ns/mnt")), "the kernel did not run in bubblewrap"
+    assert seen["read-denied-file"] == "'PermissionError'", seen  # /dev/null, bound without device access
+    # bubblewrap shows an empty tmpfs (with the mount point of what it re-opens); Landlock refuses to list it
+    assert seen["list-denied-folder"] == ("'PermissionError'" if with_landlock else "['open']"), seen
+    assert seen["read-in-denied-folder"] == "'FileNotFoundError'", seen  # not there: hidden under the tmpfs
+    assert seen["read-reopened"] == "'readable again'", seen
+    for what in ("write-reopened", "write-denied-folder", "write-outside"):  # OSError: a read-only file system
+        assert seen[what] in ("'OSError'", "'PermissionError'"), (what, seen)
+    assert seen["write-scratch"] == seen["write-cache"] == "'wrote'", seen
+    assert (cache / "huggingface" / "lock").read_text() == "planted"
+    assert not (tmp_path / "planted").exists() and not (checkout / "planted").exists()
+    assert not (checkout / "open" / "notes.txt.new").exists()
+    assert grades.read_text() == "ada,4" and (checkout / "solution.txt").read_text() == "the answers"
+
+
 def _imported(command: list[str]) -> set[str]:
     """The top-level modules the Python process of ``command`` imports (``-X importtime``) before it execs
     ``echo launched``; the exec'd shell is another program and prints none."""
@@ -196,6 +268,21 @@ def test_the_sandbox_launcher_imports_only_the_standard_library(tmp_path):
     assert {"course_utils", "torch"} <= as_module
 
 
+def test_the_kernel_manager_starts_the_launcher_inside_bwrap_where_the_policy_says(tmp_path):
+    """The kernel command is bwrap with the policy's options, ``--``, then the same standard-library launcher as
+    without bubblewrap, then the kernel. No bwrap needed: only the command is built."""
+    policy = tmp_path / "policy.json"
+    Policy(deny=[str(tmp_path)], bubblewrap="/opt/bwrap").save(policy)
+    kernel = this_environment_kernel_manager(SandboxedKernelManager, policy_file=str(policy)).format_kernel_cmd()
+    split = kernel.index("--")
+    assert kernel[:split + 1] == bubblewrap_prefix(Policy.load(policy), "/opt/bwrap")
+    assert kernel[:3] == ["/opt/bwrap", "--die-with-parent", "--cap-drop"] and ["--tmpfs", str(tmp_path)] == \
+        kernel[kernel.index("--tmpfs"):kernel.index("--tmpfs") + 2]
+    inner = kernel[split + 1:]
+    assert inner[:inner.index("--") + 1] == launcher(policy, []) and "ipykernel_launcher" in inner[-4:]
+    assert sandboxed_command(policy, ["k"]) == [*kernel[:split + 1], *launcher(policy, ["k"])]
+
+
 def test_the_guard_cell_runs_guard_py_without_the_package():
     """The cell before each answer loads guard.py by its path: importing course_utils there (torch, transformers)
     would spend the exercise's time limit and blame the student for it."""
@@ -206,18 +293,119 @@ def test_the_guard_cell_runs_guard_py_without_the_package():
 
 
 def test_isolation_is_detected_and_reported(monkeypatch, tmp_path):
-    """Landlock is used where the kernel offers it; bubblewrap and cgroups are probed and reported, never used."""
+    """On this machine: bubblewrap where it works, else Landlock where the kernel offers it, else none (with the
+    warning); Landlock is applied inside bubblewrap too; cgroups are probed and reported, not used."""
+    monkeypatch.delenv(ISOLATION_VARIABLE, raising=False)
     isolation = detect_isolation()
-    assert isolation.filesystem == ("landlock" if HAS_LANDLOCK else "none")
-    assert isolation.describe().startswith("isolation: " + ("Landlock filesystem sandbox (ABI " if HAS_LANDLOCK
-                                                            else "no filesystem sandbox"))
+    expected = "bubblewrap" if BUBBLEWRAP.available else "landlock" if HAS_LANDLOCK else "none"
+    assert isolation.filesystem == expected
+    first = {"bubblewrap": f"bubblewrap ({BUBBLEWRAP.program}: the filesystem read-only",
+             "landlock": "Landlock filesystem sandbox (ABI ", "none": "no filesystem sandbox"}[expected]
+    assert isolation.describe().startswith("isolation: " + first), isolation.describe()
     for name in ("bubblewrap", "cgroup v2 memory limit", "memory watch"):
         assert name in isolation.describe()
-    assert (isolation.warning is None) == HAS_LANDLOCK
+    if BUBBLEWRAP.available and HAS_LANDLOCK:
+        line = isolation.describe()
+        assert "Landlock filesystem sandbox (ABI " in line and ", inside bubblewrap)" in line, line
+    assert (isolation.warning is None) == (expected != "none")
     assert "no filesystem sandbox" in Isolation("none", "watch", ()).warning
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, no systemd-run
-    bubblewrap = next(m for m in detect_isolation().mechanisms if m.name == "bubblewrap")
+    without = detect_isolation()
+    bubblewrap = next(m for m in without.mechanisms if m.name == "bubblewrap")
     assert not bubblewrap.available and not bubblewrap.used and bubblewrap.detail == "bwrap is not on PATH"
+    assert without.filesystem == ("landlock" if HAS_LANDLOCK else "none") and without.bwrap is None
+
+
+def _probes(monkeypatch, bubblewrap: bool, landlock: bool) -> None:
+    """Make the probes find bubblewrap and Landlock, or not."""
+    monkeypatch.setattr(isolation_module, "probe_bubblewrap", lambda: (
+        Mechanism("bubblewrap", True, "/opt/bwrap", program="/opt/bwrap") if bubblewrap
+        else Mechanism("bubblewrap", False, "bwrap is not on PATH")))
+    monkeypatch.setattr(isolation_module, "probe_landlock", lambda: (
+        Mechanism("Landlock filesystem sandbox", True, "ABI 7") if landlock
+        else Mechanism("Landlock filesystem sandbox", False, "this kernel offers none")))
+    monkeypatch.setattr(isolation_module, "probe_cgroup_memory",
+                        lambda: Mechanism("cgroup v2 memory limit", False, "not probed"))
+
+
+@pytest.mark.parametrize("bubblewrap, landlock, choice, variable, filesystem", [
+    (True, True, None, None, "bubblewrap"),
+    (True, False, None, None, "bubblewrap"),
+    (False, True, None, None, "landlock"),
+    (False, False, None, None, "none"),
+    (True, True, "landlock", None, "landlock"),
+    (True, True, None, "landlock", "landlock"),
+    (True, True, "bubblewrap", "landlock", "bubblewrap"),   # the flag wins over the variable
+    (True, True, "auto", None, "bubblewrap"),
+])
+def test_isolation_prefers_bubblewrap_then_landlock(monkeypatch, bubblewrap, landlock, choice, variable, filesystem):
+    _probes(monkeypatch, bubblewrap, landlock)
+    if variable:
+        monkeypatch.setenv(ISOLATION_VARIABLE, variable)
+    else:
+        monkeypatch.delenv(ISOLATION_VARIABLE, raising=False)
+    isolation = detect_isolation(choice)
+    assert isolation.filesystem == filesystem
+    policy = isolation.apply(Policy(deny=["/x"]))
+    assert policy.bubblewrap == ("/opt/bwrap" if filesystem == "bubblewrap" else None) and policy.deny == ["/x"]
+    assert policy.landlock  # the launcher applies Landlock wherever the kernel offers it, inside bubblewrap too
+    used = [m.name for m in isolation.mechanisms if m.used]
+    assert ("bubblewrap" in used) == (filesystem == "bubblewrap")
+    assert ("Landlock filesystem sandbox" in used) == landlock
+    assert (isolation.warning is None) == (filesystem != "none")
+
+
+@pytest.mark.parametrize("bubblewrap, landlock, choice, message", [
+    (False, True, "bubblewrap", "bubblewrap cannot be used here: bwrap is not on PATH"),
+    (True, False, "landlock", "Landlock cannot be used here: this kernel offers none"),
+    (True, True, "docker", "'docker' is not one of auto, bubblewrap, landlock"),
+])
+def test_an_isolation_asked_for_is_never_replaced_by_another(monkeypatch, bubblewrap, landlock, choice, message):
+    _probes(monkeypatch, bubblewrap, landlock)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        detect_isolation(choice)
+
+
+def test_the_command_refuses_an_isolation_it_cannot_give(monkeypatch, tmp_path, capsys):
+    """``--isolation bubblewrap`` without bwrap: status 2, the reason, and nothing written (not even the feedback
+    folder): grading without the sandbox the instructor asked for is not an option."""
+    (tmp_path / "subs" / "ada").mkdir(parents=True)
+    (tmp_path / "subs" / "ada" / FIXTURE.name).write_bytes(FIXTURE.read_bytes())
+    monkeypatch.setenv("PATH", str(tmp_path))
+    status = grading_main(["autograde", str(tmp_path / "subs"), "--source", str(FIXTURE), "--out",
+                           str(tmp_path / "out" / "grades.csv"), "--isolation", "bubblewrap"])
+    assert status == 2
+    assert "bubblewrap cannot be used here: bwrap is not on PATH" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bubblewrap_mounts_follow_the_policy(tmp_path):
+    """Shortest path first, so a mount never hides one made for a path beneath it; a denied folder becomes an empty
+    tmpfs (read-only once what it re-exposes is bound in it), a denied file /dev/null; a readable path is bound only
+    inside a denied tree, a writable one only where it is not writable already; paths that do not exist and those
+    under the fresh /dev are left out. No bwrap needed: these are the options the launcher gets."""
+    cache, scratch, data = tmp_path / "cache", tmp_path / "scratch", tmp_path / "data"
+    checkout = cache / "course"
+    for folder in (checkout / "course_utils", checkout / ".venv" / "lib", checkout / "build" / "tmp", scratch / "work",
+                   data, cache / "hf"):
+        folder.mkdir(parents=True)
+    (tmp_path / "grades.csv").write_text("")
+    (tmp_path / "link").symlink_to(checkout)
+    policy = Policy(deny=[str(tmp_path / "link"), str(tmp_path / "grades.csv"), str(tmp_path / "gone"),
+                          str(checkout / "build")],
+                    writable=["/dev", str(cache), str(cache / "hf"), str(scratch), str(checkout / "build" / "tmp")],
+                    readable=[str(checkout / "course_utils"), str(checkout / ".venv"), str(checkout / ".venv" / "lib"),
+                              str(data), str(cache / "hf")])
+    assert mount_options(policy) == [
+        "--bind", str(cache), str(cache),
+        "--ro-bind", "/dev/null", str(tmp_path / "grades.csv"),
+        "--bind", str(scratch), str(scratch),
+        "--tmpfs", str(checkout),
+        "--ro-bind", str(checkout / ".venv"), str(checkout / ".venv"),
+        "--ro-bind", str(checkout / "course_utils"), str(checkout / "course_utils"),
+        "--bind", str(checkout / "build" / "tmp"), str(checkout / "build" / "tmp"),
+        "--remount-ro", str(checkout),
+    ]
 
 
 @pytest.mark.parametrize("controllers, writable, found", [
@@ -289,10 +477,9 @@ def _strip_metadata(nb):
         cell.metadata.pop("nbgrader", None)
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory):
-    """Release the fixture, build one submission per behaviour, autograde them all with the command line."""
-    root = tmp_path_factory.mktemp("grading")
+def _grade_batch(root: Path, isolation: str, only: set[str] | None = None) -> dict:
+    """Release the fixture into ``root``, build one submission per behaviour (those named in ``only``, else all),
+    and autograde them all with the command line under ``--isolation isolation``."""
     source = root / "course" / "notebooks"
     source.mkdir(parents=True)
     (source / FIXTURE.name).write_bytes(FIXTURE.read_bytes())
@@ -330,18 +517,38 @@ def batch(tmp_path_factory):
         "no_metadata": _student(released, REFERENCE, _strip_metadata),
     }
     for name, data in students.items():
-        (subs / name).mkdir(parents=True)
-        (subs / name / FIXTURE.name).write_bytes(data)
+        if only is None or name in only:
+            (subs / name).mkdir(parents=True)
+            (subs / name / FIXTURE.name).write_bytes(data)
     before = victim.read_bytes()
     result = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(subs), "--source", str(source),
-                             "--out", str(out), "--cell-time-limit", "8", "--time-limit", "60", "--memory-mb", "1500"],
-                            capture_output=True, text=True, timeout=900)
+                             "--out", str(out), "--cell-time-limit", "8", "--time-limit", "60", "--memory-mb", "1500",
+                             "--isolation", isolation], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     with out.open() as f:
         grades = {row["student"]: row for row in csv.DictReader(f)}
     feedback = {p.stem: p.read_text() for p in (out.parent / "feedback").glob("*.md")}
+    line = next((l for l in result.stdout.splitlines() if l.startswith("isolation: ")), "")
     return {"grades": grades, "feedback": feedback, "victim_before": before, "victim": victim, "out": out,
-            "stdout": result.stdout}
+            "stdout": result.stdout, "sandboxed": bool(line) and not line.startswith("isolation: no filesystem")}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """Every behaviour, graded under Landlock alone where the kernel offers it (else whatever this machine gives)."""
+    return _grade_batch(tmp_path_factory.mktemp("grading"), "landlock" if HAS_LANDLOCK else "auto")
+
+
+BUBBLEWRAP_STUDENTS = ("alice", "reads_source", "writes_files", "memory_hog", "os_exit")
+
+
+@pytest.fixture(scope="module")
+def bubblewrap_batch(tmp_path_factory):
+    """The submissions that test the sandbox and the kernel's death, graded under bubblewrap (and Landlock inside it,
+    where the kernel offers it)."""
+    if not BUBBLEWRAP.available:
+        pytest.skip(f"bubblewrap unusable here: {BUBBLEWRAP.detail}")
+    return _grade_batch(tmp_path_factory.mktemp("grading-bubblewrap"), "bubblewrap", set(BUBBLEWRAP_STUDENTS))
 
 
 def _points(batch, student) -> dict[str, float]:
@@ -370,15 +577,24 @@ EXPECTED = {  # student: (points per exercise, words their feedback must contain
 }
 
 
-@pytest.mark.parametrize("student", list(EXPECTED))
-def test_each_submission_gets_what_it_earned(batch, student):
-    if student in ("reads_source", "writes_files") and not HAS_LANDLOCK:
-        pytest.skip("no Landlock filesystem sandbox on this system")
+def _check_grade(batch, student) -> None:
+    if student in ("reads_source", "writes_files") and not batch["sandboxed"]:
+        pytest.skip("no filesystem sandbox on this system")
     points, words = EXPECTED[student]
     assert _points(batch, student) == {k: float(v) for k, v in points.items()}, batch["feedback"][student]
     assert float(batch["grades"][student]["total"]) == sum(points.values())
     for word in words:
         assert word in batch["feedback"][student], batch["feedback"][student]
+
+
+@pytest.mark.parametrize("student", list(EXPECTED))
+def test_each_submission_gets_what_it_earned(batch, student):
+    _check_grade(batch, student)
+
+
+@pytest.mark.parametrize("student", BUBBLEWRAP_STUDENTS)
+def test_each_submission_gets_what_it_earned_under_bubblewrap(bubblewrap_batch, student):
+    _check_grade(bubblewrap_batch, student)
 
 
 @pytest.fixture
@@ -437,7 +653,17 @@ def test_a_failing_lesson_cell_marks_the_grade_for_a_look(fragile_lesson):
 def test_the_command_says_which_isolation_it_used(batch):
     line = next((l for l in batch["stdout"].splitlines() if l.startswith("isolation: ")), None)
     assert line is not None, batch["stdout"]
-    assert line.startswith("isolation: Landlock filesystem sandbox" if HAS_LANDLOCK else "isolation: no filesystem")
+    expected = ("Landlock filesystem sandbox (ABI " if HAS_LANDLOCK else "bubblewrap (" if BUBBLEWRAP.available
+                else "no filesystem sandbox")
+    assert line.startswith("isolation: " + expected), line
+    if HAS_LANDLOCK and BUBBLEWRAP.available:
+        assert "Not used: bubblewrap (" in line and "isolation landlock was asked for" in line, line
+
+
+def test_the_command_says_it_used_bubblewrap(bubblewrap_batch):
+    line = next((l for l in bubblewrap_batch["stdout"].splitlines() if l.startswith("isolation: ")), "")
+    assert line.startswith(f"isolation: bubblewrap ({BUBBLEWRAP.program}: "), bubblewrap_batch["stdout"]
+    assert ("Landlock filesystem sandbox (ABI " in line and ", inside bubblewrap)" in line) == HAS_LANDLOCK, line
 
 
 def test_hidden_tests_never_reach_the_feedback(batch):
@@ -445,10 +671,13 @@ def test_hidden_tests_never_reach_the_feedback(batch):
         assert "double(-3)" not in text and "area(2)" not in text
 
 
-@pytest.mark.skipif(not HAS_LANDLOCK, reason="no Landlock filesystem sandbox on this system")
-def test_a_submission_cannot_write_outside_its_scratch_folder(batch):
-    assert batch["victim"].read_bytes() == batch["victim_before"]
-    assert "hacked" not in batch["out"].read_text()
+@pytest.mark.parametrize("which", ["batch", "bubblewrap_batch"])
+def test_a_submission_cannot_write_outside_its_scratch_folder(request, which):
+    graded = request.getfixturevalue(which)
+    if not graded["sandboxed"]:
+        pytest.skip("no filesystem sandbox on this system")
+    assert graded["victim"].read_bytes() == graded["victim_before"]
+    assert "hacked" not in graded["out"].read_text()
 
 
 def test_cli_reports_bad_input(tmp_path):

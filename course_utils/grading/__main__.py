@@ -6,6 +6,7 @@ import sys
 
 from .autograde import autograde
 from .exercises import ExerciseError
+from .isolation import CHOICES, ISOLATION_VARIABLE
 from .release import release
 from .reporting import totals
 from .runner import Limits
@@ -26,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="seconds per notebook run (default: twice the notebook's quick-profile budget + 60)")
     auto.add_argument("--cell-time-limit", type=float, default=60.0, help="seconds per exercise cell or check (default: 60)")
     auto.add_argument("--memory-mb", type=int, default=None, help="memory per submission (default: the profile's budget + 1 GB)")
+    auto.add_argument("--isolation", choices=CHOICES, default=None,
+                      help="the kernels' filesystem sandbox: auto (bubblewrap where it works, else Landlock), "
+                           f"bubblewrap or landlock (default: ${ISOLATION_VARIABLE}, else auto)")
     auto.add_argument("--skip-calibration", action="store_true",
                       help="grade without first checking that the solution notebooks earn every point here")
     args = parser.parse_args(argv)
@@ -36,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         limits = Limits(args.time_limit, args.cell_time_limit, args.memory_mb)
         results = autograde(args.submissions, args.source, args.out, limits, args.feedback,
-                            calibration=not args.skip_calibration)
+                            calibration=not args.skip_calibration, isolation=args.isolation)
     except (ValueError, ExerciseError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

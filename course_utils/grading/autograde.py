@@ -10,11 +10,11 @@ What runs is always the instructor's notebook: every cell comes from the solutio
 the exercise cells, which come from the student's notebook (found by ``grade_id``, else by the exercise's first
 line, so deleted, reordered or edited cells change nothing else). The visible checks and the hidden tests are the
 instructor's, re-inserted from the source. Each submission runs with a time limit per exercise cell and per
-notebook, a memory limit, and on Linux a filesystem sandbox that hides the instructor's notebooks, the other
-submissions and the grade table. Before anyone is graded, the instructor's own solutions are graded the same way
-(:func:`.scoring.calibrate`): a grader that would fail a correct answer refuses to grade at all. A lesson cell that
-fails in a student's run marks that grade as needing the instructor's look (the table's ``needs_look`` column, a
-line atop the feedback).
+notebook, a memory limit, and on Linux a filesystem sandbox (bubblewrap where it works, else Landlock) that hides
+the instructor's notebooks, the other submissions and the grade table. Before anyone is graded, the instructor's
+own solutions are graded the same way (:func:`.scoring.calibrate`): a grader that would fail a correct answer
+refuses to grade at all. A lesson cell that fails in a student's run marks that grade as needing the instructor's
+look (the table's ``needs_look`` column, a line atop the feedback).
 """
 from __future__ import annotations
 
@@ -45,15 +45,17 @@ def _subreaper() -> None:
 
 def autograde(submissions: Path | str, source: Path | str, out: Path | str, limits: Limits | None = None,
               feedback: Path | str | None = None, progress: bool | None = None,
-              calibration: bool = True) -> dict[str, list[NotebookGrade]]:
+              calibration: bool = True, isolation: str | None = None) -> dict[str, list[NotebookGrade]]:
     """Grade every student folder in ``submissions`` against the solution notebooks in ``source``; write the grade
     table ``out`` (CSV) and one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``).
 
     Only the notebooks that at least one student handed in are graded. First (unless ``calibration`` is False) each
     of their solution notebooks is graded under the same sandbox and limits (:func:`.scoring.calibrate`); if one
     does not earn every point nothing is graded. Its time sets the per-notebook time limit when none was given
-    (3 x + 60 s). The isolation the kernels get is printed first (:func:`.isolation.detect_isolation`), with a
-    warning on stderr where there is no filesystem sandbox.
+    (3 x + 60 s). The isolation the kernels get is printed first (:func:`.isolation.detect_isolation`; ``isolation``
+    is ``auto``, ``bubblewrap`` or ``landlock``, by default ``$COURSE_GRADING_ISOLATION`` or ``auto``), with a
+    warning on stderr where there is no filesystem sandbox; one asked for that this machine lacks raises ValueError
+    before anything runs.
     Everything is read before the first submission runs and written after the last one, each file whole; a
     submission that crashes its kernel, hangs or breaks the grader for any reason costs only its own marks.
     """
@@ -67,15 +69,15 @@ def autograde(submissions: Path | str, source: Path | str, out: Path | str, limi
         raise ValueError(f"no submission in {submissions} holds one of the notebooks with exercises in {source}: "
                          f"{', '.join(n for n in sources if exercises[n])}")
     limits = limits or Limits()
+    sandbox = detect_isolation(isolation)
     made_feedback = not feedback.exists()
     feedback.mkdir(parents=True, exist_ok=True)
-    policy = sandbox_policy(source if source.is_dir() else source.parent, submissions, out, feedback)
+    policy = sandbox.apply(sandbox_policy(source if source.is_dir() else source.parent, submissions, out, feedback))
     env = kernel_environment()
     _subreaper()
-    isolation = detect_isolation()
-    print(isolation.describe())
-    if isolation.warning:
-        print(isolation.warning, file=sys.stderr)
+    print(sandbox.describe())
+    if sandbox.warning:
+        print(sandbox.warning, file=sys.stderr)
     per_notebook = {name: limits.for_notebook(name) for name in graded}
     if calibration:
         try:

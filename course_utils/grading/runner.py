@@ -23,8 +23,9 @@ from traitlets import Unicode
 from ..kernels import this_environment_kernel_manager
 from ..profiles import PROFILES
 from . import guard as guard_module
+from .bubblewrap import sandboxed_command
 from .exercises import Exercise, defined_names, split_hidden
-from .sandbox import Policy, launcher
+from .sandbox import Policy
 
 
 @dataclass(frozen=True)
@@ -109,12 +110,13 @@ class Run:
 
 class SandboxedKernelManager(AsyncKernelManager):
     """Starts the kernel through the sandbox launcher: ``python -I -S .../sandbox.py POLICY -- <kernel command>``
-    (:func:`.sandbox.launcher`), which imports only the standard library before it ``exec``s the kernel."""
+    (:func:`.sandbox.launcher`), which imports only the standard library before it ``exec``s the kernel, inside
+    bubblewrap where the policy says so (:func:`.bubblewrap.sandboxed_command`)."""
 
     policy_file = Unicode("")
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        return launcher(self.policy_file, super().format_kernel_cmd(extra_arguments))
+        return sandboxed_command(self.policy_file, super().format_kernel_cmd(extra_arguments))
 
 
 def _descendants(known: set[int]) -> list[psutil.Process]:
@@ -139,7 +141,9 @@ def execute(steps: list[Step], limits: Limits, scratch: Path, policy: Policy, en
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s.code, metadata={"step": i}) for i, s in enumerate(steps)])
     policy_file = scratch / "policy.json"
     policy.save(policy_file)
-    km = this_environment_kernel_manager(SandboxedKernelManager, policy_file=str(policy_file))
+    # the connection file lies in the scratch folder, which the kernel may read and write whatever the sandbox
+    km = this_environment_kernel_manager(SandboxedKernelManager, policy_file=str(policy_file),
+                                         connection_file=str(scratch / "kernel.json"))
     replies: dict[int, dict[str, Any]] = {}
     state: dict[str, Any] = {"at": None, "memory": False}
     deadline = time.monotonic() + limits.notebook_seconds

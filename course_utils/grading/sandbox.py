@@ -13,6 +13,10 @@ instructor's notebooks and their repository, the submissions, the grade table) a
 installed course package, the virtual environment). Where Landlock is missing the kernel still runs with its
 file-size limit (and the grader's memory watch), and ``landlock_abi()`` returning 0 tells the grader to say so
 (:mod:`.isolation` reports what each platform offers).
+
+Where bubblewrap works, the grader starts this launcher inside ``bwrap`` (:mod:`.bubblewrap`, named by
+:attr:`Policy.bubblewrap`): a mount namespace built from the same policy, with this launcher's limits (and Landlock,
+where the kernel offers it) applied inside it.
 """
 from __future__ import annotations
 
@@ -47,6 +51,8 @@ class Policy:
     deny: list[str] = field(default_factory=list)
     writable: list[str] = field(default_factory=list)
     readable: list[str] = field(default_factory=list)
+    landlock: bool = True                 # apply Landlock here, where the kernel offers it
+    bubblewrap: str | None = None         # the bwrap program the grader starts this launcher in (None: not in one)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)))
@@ -193,7 +199,8 @@ def main(argv: list[str] | None = None) -> None:
     if len(argv) < 3 or argv[1] != "--":
         raise SystemExit(f"usage: {sys.executable} -I -S {Path(__file__).resolve()} POLICY.json -- <command> [args…]")
     policy, command = Policy.load(Path(argv[0])), argv[2:]
-    restrict_filesystem(policy)
+    if policy.landlock:
+        restrict_filesystem(policy)
     apply_limits(policy)
     os.execv(command[0], command)
 

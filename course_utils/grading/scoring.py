@@ -14,7 +14,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +147,7 @@ def grade_notebook(name: str, source: Any, exercises: list[Exercise], data: byte
                 (scratch / sub).mkdir()
             run_env = {**env, "TMPDIR": str(scratch / "tmp"), "IPYTHONDIR": str(scratch / "ipython"),
                        "COURSE_RESULTS_FILE": str(scratch / "results.json")}
-            run_policy = Policy(policy.memory_mb, policy.file_size_mb, policy.deny, [str(scratch), *policy.writable],
-                                policy.readable)
+            run_policy = replace(policy, writable=[str(scratch), *policy.writable])
             run = execute(steps, limits, scratch, run_policy, run_env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
