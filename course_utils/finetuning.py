@@ -6,6 +6,8 @@ accelerate (``course_utils.engine``). ``fine_tune`` trains any
 transformers head that returns ``.loss`` (sequence or token classification, question answering);
 ``train_classifier`` / ``predict`` / ``score`` are its GLUE versions (regression when num_labels=1), and
 ``forward_rows`` gives per-token outputs for token classification and QA.
+
+Lesson 03a introduces this loop (its steps are shown in the open there); 03b-03d, 05, 07 and 08 reuse it.
 """
 from __future__ import annotations
 

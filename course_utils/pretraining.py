@@ -6,6 +6,8 @@ The loop is short on purpose. What makes it fast on a CPU:
 * masking is redone for every batch (dynamic masking, RoBERTa), with ``masking.mask_tokens``;
 * the vocabulary projection runs only on the ~15 % masked positions (``masked_lm_loss``): for a small model
   the [hidden x vocab] output layer costs more than all transformer layers together.
+
+Lesson 02 introduces this loop, writing its step by hand first; 05 and 07 reuse it.
 """
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
+from tqdm.auto import tqdm
+from transformers import BertConfig, get_linear_schedule_with_warmup
 
+from .engine import accelerator_for, check_divides, EpochBatches, forever, global_normaliser, loader, my_slice
 from .masking import mask_tokens
 from .profiles import BertSize
 from .quiet import is_quiet
@@ -27,8 +32,6 @@ __all__ = ["BertSize", "History", "MaskedLMObjective", "bert_config", "check_blo
 
 def bert_config(vocab_size: int, size: BertSize, block_length: int, dropout: float = 0.1):
     """A ``BertConfig`` for ``size`` whose position embeddings cover ``block_length`` tokens."""
-    from transformers import BertConfig
-
     if size.hidden % size.heads:
         raise ValueError(f"hidden={size.hidden} must be divisible by heads={size.heads} (each head gets hidden/heads dims).")
     if not 0.0 <= dropout < 1.0:
@@ -50,8 +53,6 @@ def sinusoidal_positions_(model, scale: float):
     a spread of ``scale`` times the word embeddings' (in place; returns the model). They stay trainable. A shift by k
     positions is then a fixed linear map of the table, so attention can learn "look at the word before" quickly;
     the course checkpoint's recipe uses it (``profiles.COURSE_BERT_RECIPE``), lesson 02 shows why."""
-    import math
-
     if not scale > 0:
         raise ValueError(f"scale must be a positive number; got {scale!r}.")
     table = model.get_input_embeddings().weight
@@ -221,11 +222,6 @@ def pretrain_mlm(
     evenly. ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16); None follows the
     running profile (on in ``full``).
     """
-    from tqdm.auto import tqdm
-    from transformers import get_linear_schedule_with_warmup
-
-    from .engine import EpochBatches, accelerator_for, check_divides, forever, global_normaliser, loader, my_slice
-
     for name, value in (("steps", steps), ("eval_every", eval_every)):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int; got {value!r}.")
