@@ -4,9 +4,8 @@ Lesson 02 writes its pretraining loop and lesson 03a its fine-tuning loop in the
 these from here, so a fix reaches every loop at once:
 
 - ``IGNORE_INDEX``: the label that cross-entropy, and every transformers head, leaves out of the loss;
-- ``adamw``: AdamW with weight decay on the weight matrices only (not on biases and LayerNorm, Devlin et al., 2019),
-  with PyTorch's fused kernel where it has one; pretraining and fine-tuning both use it (fine-tuning still
-  decays biases and LayerNorm weights too: see ``adamw``);
+- ``adamw``: AdamW for pretraining and fine-tuning alike, with PyTorch's fused kernel where it has one; pretraining
+  leaves biases and LayerNorm weights undecayed (Devlin et al., 2019), fine-tuning does not yet (``adamw`` says why);
 - ``batches``: dynamically padded batches, shuffled or grouped by length (lesson 03a introduces them);
 - ``shortest_first``: inference over examples sorted by length, so that each batch pads little (lesson 03a);
 - ``mlm_parts``: the encoder and the MLM head of a masked LM, for losses that project only the masked positions
@@ -15,6 +14,7 @@ these from here, so a fix reaches every loop at once:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+
 import torch
 from transformers import DataCollatorWithPadding
 from transformers.trainer_pt_utils import LengthGroupedSampler
