@@ -105,7 +105,7 @@ def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Se
     _, why = hub_status("dataset")
     mirror = mirror_dir()
     mirror_text = (f"{describe_path(mirror)} (stands in for the hub where there is no internet)" if mirror
-                   else "none (not needed online)")
+                   else "none (not needed where the hub is reachable)")
     session = Session(chosen, device, seed, why, mirror_text, is_quiet())
     if verbose:
         try:  # the resolver's own answer, so the summary can never disagree with what load_model will do
