@@ -231,10 +231,10 @@ def pretrain_mlm(
     check_blocks_fit(model, eval_blocks, min(batch_size, eval_blocks.shape[0]))
     accelerator = accelerator_for(next(model.parameters()).device, mixed_precision)
     check_divides(batch_size, accelerator)
-    # RoBERTa's betas and eps (Liu et al., 2019); biases and LayerNorm weights do not decay. Not fused: the course
-    # checkpoint was trained unfused, and the fused kernel rounds differently (1e-6 apart after 20 steps)
-    optimizer = adamw(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98), eps=1e-6,
-                      decay_vectors=False, fused=False)
+    # RoBERTa's betas and eps (Liu et al., 2019); biases and LayerNorm weights do not decay (adamw's default). Not
+    # fused: the course checkpoint was trained unfused, and the fused kernel rounds differently (1e-6 apart after 20
+    # steps)
+    optimizer = adamw(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98), eps=1e-6, fused=False)
     schedule = get_linear_schedule_with_warmup(optimizer, warmup_steps, steps)
     g = torch.Generator().manual_seed(seed)     # one stream for the order of the blocks and their masks
     blocks = loader(train_blocks, EpochBatches(train_blocks.shape[0], batch_size,

@@ -139,8 +139,8 @@ def test_forward_rows_gives_start_and_end_logits_for_question_answering(tokenize
 
 def test_adamw_decays_matrices_and_by_choice_vectors_and_updates_like_the_plain_one():
     """With no gradient, a step only applies the decoupled weight decay: a matrix shrinks by lr * weight_decay; a
-    bias (or LayerNorm weight) too by default, not with decay_vectors=False (BERT's pretraining). With gradients, the
-    fused update equals torch's plain AdamW set up the same way."""
+    bias (or LayerNorm weight) does not by default (BERT's convention), and does with decay_vectors=True. With
+    gradients, the fused update equals torch's plain AdamW set up with the same two parameter groups."""
     for decay_vectors in (True, False):
         torch.manual_seed(0)
         matrix, bias = torch.randn(7, 5, requires_grad=True), torch.randn(5, requires_grad=True)
@@ -155,7 +155,8 @@ def test_adamw_decays_matrices_and_by_choice_vectors_and_updates_like_the_plain_
     twins = [w.detach().clone().requires_grad_(True) for w in weights]
     start = weights[0].detach().clone()
     ours = adamw(weights, lr=1e-2)
-    plain = torch.optim.AdamW(twins, lr=1e-2, weight_decay=0.01)
+    plain = torch.optim.AdamW([{"params": twins[:1], "weight_decay": 0.01}, {"params": twins[1:], "weight_decay": 0.0}],
+                              lr=1e-2)
     for _ in range(5):
         for params, opt in [(weights, ours), (twins, plain)]:
             opt.zero_grad()
