@@ -94,3 +94,27 @@ def test_equal_size_cuts_the_larger_corpus():
     x, y = equal_size(large, small, seed=1)
     assert len(x) == len(y) == 5 and set(x) <= set(large) and sorted(y) == sorted(small)
     assert (x, y) == equal_size(large, small, seed=1)
+
+
+def test_the_regime_search_pairs_seeds_and_writes_its_table(tmp_path):
+    """Lesson 05's table comes from ``python -m course_utils.regime_search``: one cheap row (section 2's DAPT, top
+    layer + head) with one seed runs end to end on the course checkpoint, and the gain is DAPT minus general for the
+    same seed. A row number outside the table is refused with the range. (A process of its own: the search calls
+    the lessons' ``setup``, which sets the profile and seeds of the process it runs in.)"""
+    import json
+    import subprocess
+    import sys
+
+    from course_utils.regime_search import with_markers
+
+    assert with_markers("<< aspirin >> binds [[ COX-1 ]]") == "{ aspirin } binds [ COX-1 ]"
+    command = [sys.executable, "-m", "course_utils.regime_search", "--out", str(tmp_path / "search.json")]
+    refused = subprocess.run(command + ["--regimes", "9"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--regimes takes numbers from 1 to 7" in refused.stderr
+    assert not (tmp_path / "search.json").exists()
+
+    done = subprocess.run(command + ["--regimes", "3", "--seeds", "1"], capture_output=True, text=True, check=True)
+    assert "| section 2's DAPT; only the top layer and the head train |" in done.stdout
+    row, = json.loads((tmp_path / "search.json").read_text())["rows"]
+    assert row["regime"] == 3 and len(row["general"]) == len(row["DAPT"]) == 1
+    assert row["gain_mean"] == pytest.approx(row["DAPT"][0] - row["general"][0])
