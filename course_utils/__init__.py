@@ -3,12 +3,25 @@
 Every notebook starts with ``session = setup()``; lessons load data and models by hub name through
 ``load_dataset`` / ``load_tokenizer`` / ``load_model`` and record their headline numbers with ``record`` and what those numbers show, per profile, with ``claim``.
 """
-from . import course_bert  # registers the course's own checkpoint with the resolver
+from pathlib import Path
+
 from .claims import claim
-from .profiles import PROFILES, Profile, get_profile
-from .resources import load_dataset, load_model, load_tokenizer, resolve_checkpoint
+from .profiles import COURSE_CHECKPOINT, PROFILES, Profile, get_profile
+from .resources import load_dataset, load_model, load_tokenizer, register_offline_checkpoint, resolve_checkpoint
 from .results import record
 from .session import Session, setup
+
+
+def _course_bert() -> tuple[Path, str]:
+    """The resolver's offline provider for the course's own BERT (``course_bert.provide``: the cache, trained on
+    first use). Imported when a lesson first asks for the checkpoint, not with the package: building it needs lesson
+    02's pretraining loop (transformers' BERT, accelerate), which would make every ``python -m course_utils...``
+    command start about twice as slowly."""
+    from .course_bert import provide
+    return provide()
+
+
+register_offline_checkpoint(COURSE_CHECKPOINT, _course_bert, "course")
 
 __all__ = [
     "PROFILES",

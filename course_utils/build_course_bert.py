@@ -1,8 +1,8 @@
 """``python -m course_utils.build_course_bert [--rebuild]``: make sure the course checkpoint is cached (lesson 02).
 
 ``make course``, ``make test`` and ``make rehearse`` run it first, so that no notebook spends its budget training the
-checkpoint; it does nothing when the cache is whole. (A module of its own: ``course_utils`` imports ``course_bert``
-itself, so ``python -m course_utils.course_bert`` would run a second copy of it.)
+checkpoint; it does nothing when the cache is whole. (A module of its own: ``course_bert`` is a library module, and a
+command that other modules may import would run twice under ``python -m``.)
 """
 from __future__ import annotations
 

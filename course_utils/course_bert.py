@@ -32,7 +32,7 @@ from .paths import describe_path
 from .pretraining import bert_config, pretrain_mlm, sinusoidal_positions_
 from .profiles import COURSE_BERT_RECIPE, COURSE_CHECKPOINT, PretrainRecipe
 from .registry import sha256 as _sha256
-from .resources import load_dataset, load_model, load_tokenizer, register_offline_checkpoint
+from .resources import load_dataset, load_model, load_tokenizer
 from .training import IGNORE_INDEX
 from .wordpiece import train_wordpiece
 
@@ -227,9 +227,8 @@ def describe(folder: Path) -> str:
 
 
 def provide() -> tuple[Path, str]:
-    """The resolver's offline provider for ``COURSE_BERT``."""
+    """The resolver's offline provider for ``COURSE_BERT`` (``course_utils/__init__.py`` registers it, importing this
+    module only when a lesson first asks for the checkpoint)."""
     folder = ensure_checkpoint()
     return folder, describe(folder)
 
-
-register_offline_checkpoint(COURSE_BERT, provide, "course")   # the resolver finds it offline, wherever the course runs

@@ -297,8 +297,8 @@ class OfflineProvider:
 
 
 OFFLINE_SOURCES = ("package", "course")
-# hub name -> its offline provider. The module that can build or find a checkpoint registers it (the course's own BERT
-# registers itself in course_utils.course_bert, which the package imports), so this module imports none of them.
+# hub name -> its offline provider. Whoever can build or find a checkpoint registers it (the package's __init__
+# registers the course's own BERT, whose builder lives in course_utils.course_bert), so this module imports none.
 OFFLINE_CHECKPOINTS: dict[str, OfflineProvider] = {}
 
 

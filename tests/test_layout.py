@@ -81,3 +81,22 @@ def test_the_package_does_not_import_the_modules_run_as_commands():
     loaded = subprocess.run([sys.executable, "-c", "import course_utils, sys; print(' '.join(sys.modules))"],
                             capture_output=True, text=True, check=True, cwd=root).stdout.split()
     assert not commands & set(loaded)
+
+
+def test_importing_the_package_leaves_the_course_bert_builder_and_training_stack_unloaded():
+    """``import course_utils`` registers the course checkpoint without importing its builder: lesson 02's pretraining
+    loop pulls in transformers' BERT modelling code and accelerate, which every ``python -m course_utils...`` command
+    would otherwise load before doing anything."""
+    import subprocess
+    import sys
+
+    script = ("import course_utils, sys; from course_utils.resources import OFFLINE_CHECKPOINTS; "
+              "from course_utils.profiles import COURSE_CHECKPOINT; "
+              "print(COURSE_CHECKPOINT in OFFLINE_CHECKPOINTS, ' '.join(sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent).stdout.split()
+    registered, loaded = out[0], set(out[1:])
+    assert registered == "True"
+    heavy = {"course_utils.course_bert", "course_utils.pretraining", "accelerate",
+             "transformers.models.bert.modeling_bert"}
+    assert not heavy & loaded, f"import course_utils loaded {sorted(heavy & loaded)}"
