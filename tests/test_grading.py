@@ -25,8 +25,8 @@ from course_utils.grading import find_exercises, release, release_notebook
 from course_utils.grading.exercises import ExerciseError, split_hidden, strip_solutions, without_magics
 from course_utils.grading.__main__ import main as grading_main
 from course_utils.grading.bubblewrap import bubblewrap_prefix, mount_options, sandboxed_command
-from course_utils.grading.isolation import (ISOLATION_VARIABLE, Isolation, Mechanism, delegated_memory_cgroup,
-                                            detect_isolation, probe_bubblewrap)
+from course_utils.grading.cgroups import MemoryCgroup, MemoryHierarchy, find_hierarchy, join_prefix
+from course_utils.grading.isolation import ISOLATION_VARIABLE, Isolation, Mechanism, detect_isolation, probe_bubblewrap
 from course_utils.grading.runner import Limits, SandboxedKernelManager, Step, execute, guard_cell
 from course_utils.grading.sandbox import Policy, around, launcher, landlock_abi
 from course_utils.kernels import this_environment_kernel_manager
@@ -302,7 +302,7 @@ def test_isolation_is_detected_and_reported(monkeypatch, tmp_path):
     first = {"bubblewrap": f"bubblewrap ({BUBBLEWRAP.program}: the filesystem read-only",
              "landlock": "Landlock filesystem sandbox (ABI ", "none": "no filesystem sandbox"}[expected]
     assert isolation.describe().startswith("isolation: " + first), isolation.describe()
-    for name in ("bubblewrap", "cgroup v2 memory limit", "memory watch"):
+    for name in ("bubblewrap", "cgroup memory limit", "memory watch"):
         assert name in isolation.describe()
     if BUBBLEWRAP.available and HAS_LANDLOCK:
         line = isolation.describe()
@@ -325,7 +325,7 @@ def _probes(monkeypatch, bubblewrap: bool, landlock: bool) -> None:
         Mechanism("Landlock filesystem sandbox", True, "ABI 7") if landlock
         else Mechanism("Landlock filesystem sandbox", False, "this kernel offers none")))
     monkeypatch.setattr(isolation_module, "probe_cgroup_memory",
-                        lambda: Mechanism("cgroup v2 memory limit", False, "not probed"))
+                        lambda: (Mechanism("cgroup memory limit", False, "not probed"), None))
 
 
 @pytest.mark.parametrize("bubblewrap, landlock, choice, variable, filesystem", [
@@ -408,32 +408,69 @@ def test_bubblewrap_mounts_follow_the_policy(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("controllers, writable, found", [
-    ("cpu memory pids", True, "delegated cgroup"),
-    ("hugetlb", True, "offers hugetlb, not memory"),
-    ("cpu memory", False, "not writable"),
+def _cgroup_files(tmp_path, v2_controllers: str | None, v1: bool, mount_root: str = "/") -> tuple[Path, Path, Path]:
+    """A fake /proc/self/mountinfo and /proc/self/cgroup, and the cgroup folders they name: this process sits in
+    /grading of each hierarchy (of a mount whose root is ``mount_root``, as in a container)."""
+    lines, groups = ["22 1 0:21 / /proc rw - proc proc rw"], ["1:name=systemd:/"]
+    v2_own = tmp_path / "unified" / "grading"
+    if v2_controllers is not None:
+        v2_own.mkdir(parents=True)
+        (v2_own / "cgroup.controllers").write_text(v2_controllers + "\n")
+        (v2_own / "cgroup.subtree_control").write_text("\n")
+        lines.append(f"31 23 0:28 {mount_root} {tmp_path / 'unified'} rw - cgroup2 cgroup2 rw")
+        groups.append(f"0::{mount_root.rstrip('/')}/grading")
+    v1_own = tmp_path / "memory" / "grading"
+    if v1:
+        v1_own.mkdir(parents=True)
+        (v1_own / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+        lines.append(f"35 31 0:30 {mount_root} {tmp_path / 'memory'} rw - cgroup cgroup rw,memory")
+        groups.append(f"4:memory:{mount_root.rstrip('/')}/grading")
+    (tmp_path / "mountinfo").write_text("\n".join(lines) + "\n")
+    (tmp_path / "membership").write_text("\n".join(groups) + "\n")
+    return tmp_path / "mountinfo", tmp_path / "membership", v2_own if v2_controllers and "memory" in v2_controllers \
+        else v1_own
+
+
+@pytest.mark.parametrize("v2_controllers, v1, mount_root, version, found", [
+    ("cpu memory pids", True, "/", 2, "cgroup v2 group"),           # v2 first; its children get the controller
+    ("cpu pids", True, "/", 1, "cgroup v1 memory group"),           # v2 without memory: v1's memory hierarchy
+    ("cpu memory", False, "/docker/abc", 2, "cgroup v2 group"),     # a container's view: the mount's root stripped
+    ("hugetlb", False, "/", None, "offers hugetlb, not memory"),
+    (None, False, "/", None, "no cgroup hierarchy with the memory controller"),
 ])
-def test_a_delegated_memory_cgroup_is_recognised(tmp_path, controllers, writable, found):
-    """A cgroup v2 hierarchy (from mountinfo), this process's cgroup in it (from /proc/self/cgroup), the memory
-    controller there, and write access: all four, or no delegated cgroup."""
-    if not writable and os.geteuid() == 0:
-        pytest.skip("root may write into any folder")
-    mount = tmp_path / "cgroup"
-    own = mount / "user.slice" / "grading"
-    own.mkdir(parents=True)
-    (own / "cgroup.controllers").write_text(controllers + "\n")
-    mountinfo = tmp_path / "mountinfo"
-    mountinfo.write_text(f"22 1 0:21 / /proc rw - proc proc rw\n"
-                         f"31 23 0:28 / {mount} rw,relatime - cgroup2 cgroup2 rw\n")
-    membership = tmp_path / "cgroup-membership"
-    membership.write_text("1:name=systemd:/\n0::/user.slice/grading\n")
-    if not writable:
-        own.chmod(0o555)
-    try:
-        folder, what = delegated_memory_cgroup(mountinfo, membership)
-    finally:
-        own.chmod(0o755)
-    assert found in what and (folder == own) == (found == "delegated cgroup"), what
+def test_the_memory_cgroup_hierarchy_is_found_from_mountinfo(tmp_path, v2_controllers, v1, mount_root, version, found):
+    """Where the grader may make memory-limited cgroups, read from mountinfo and this process's memberships."""
+    mountinfo, membership, own = _cgroup_files(tmp_path, v2_controllers, v1, mount_root)
+    hierarchy, what = find_hierarchy(mountinfo, membership)
+    assert found in what, what
+    assert hierarchy == (MemoryHierarchy(version, own) if version else None)
+    if version == 2:
+        assert (own / "cgroup.subtree_control").read_text() == "+memory", "children get the memory controller"
+
+
+def test_a_memory_cgroup_refuses_a_limit_that_is_not_a_size(tmp_path):
+    with pytest.raises(ValueError, match="limit_mb must be a positive number of megabytes; got 0"):
+        MemoryCgroup(MemoryHierarchy(2, tmp_path), 0)
+    assert list(tmp_path.iterdir()) == []
+
+
+REAL_CGROUPS, CGROUPS_FOUND = find_hierarchy()
+
+
+@pytest.mark.skipif(REAL_CGROUPS is None, reason=f"no memory cgroup can be made here: {CGROUPS_FOUND}")
+def test_a_real_memory_cgroup_kills_what_outgrows_it():
+    """The prefix moves a command into the group; the Linux kernel kills it once it touches more than the limit
+    (256 MB touched in one go under 64 MB: no watch could be that quick), and the group says so; a command within
+    the limit runs to the end. Closing kills what is left and removes the group."""
+    grow = "b = bytearray(256 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('survived')"
+    with MemoryCgroup(REAL_CGROUPS, 64) as group:
+        small = subprocess.run([*join_prefix(group.procs), sys.executable, "-c", "print(open('/proc/self/cgroup').read())"],
+                               capture_output=True, text=True, timeout=60)
+        assert small.returncode == 0 and group.folder.name in small.stdout and not group.oom_killed()
+        big = subprocess.run([*join_prefix(group.procs), sys.executable, "-c", grow],
+                             capture_output=True, text=True, timeout=60)
+        assert big.returncode == -9 and "survived" not in big.stdout and group.oom_killed()
+    assert not group.folder.exists()
 
 
 # ---------------------------------------------------------------------------------------------- the hostile batch

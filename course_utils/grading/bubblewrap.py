@@ -32,6 +32,7 @@ import glob
 import os
 from pathlib import Path
 
+from .cgroups import join_prefix
 from .sandbox import Policy, launcher
 
 # What every bubblewrap sandbox here starts from; the probe runs these too.
@@ -91,7 +92,10 @@ def bubblewrap_prefix(policy: Policy, bwrap: str) -> list[str]:
 def sandboxed_command(policy_file: Path | str, command: list[str]) -> list[str]:
     """The command that starts ``command`` (a kernel) under the policy saved in ``policy_file``: the sandbox launcher
     (:func:`.sandbox.launcher`: its limits, and Landlock where the policy and the kernel allow), inside bubblewrap
-    where the policy names a ``bwrap`` (:attr:`.sandbox.Policy.bubblewrap`)."""
+    where the policy names a ``bwrap`` (:attr:`.sandbox.Policy.bubblewrap`), all of it started in the run's
+    memory-limited cgroup where the policy names one (:func:`.cgroups.join_prefix`; outside bubblewrap, whose
+    read-only ``/sys`` would refuse the move)."""
     policy = Policy.load(Path(policy_file))
     inner = launcher(policy_file, command)
-    return [*bubblewrap_prefix(policy, policy.bubblewrap), *inner] if policy.bubblewrap else inner
+    sandboxed = [*bubblewrap_prefix(policy, policy.bubblewrap), *inner] if policy.bubblewrap else inner
+    return [*join_prefix(policy.cgroup_procs), *sandboxed] if policy.cgroup_procs else sandboxed

@@ -7,12 +7,12 @@ The grader probes these mechanisms and reports each, with what it found or why i
   writable (:mod:`.bubblewrap`). Used first, wherever it works.
 - **Landlock** (Linux ≥ 5.13, no privileges): the filesystem sandbox :mod:`.sandbox` applies. Used where bubblewrap
   does not work; inside bubblewrap too, where the kernel offers it (see :func:`detect_isolation` for why).
-- **cgroup v2 memory limit**: a delegated, writable cgroup with the memory controller, or a working
-  ``systemd-run --user --scope -p MemoryMax=…``. Detected and reported; not used yet (the memory watch below holds
-  the limit everywhere, and no machine with a delegated cgroup was at hand to test a launcher for it).
+- **cgroup memory limit** (:mod:`.cgroups`): one cgroup per kernel run, v2 or v1's memory hierarchy, wherever this
+  process may make one (root, usually, or a delegated cgroup): the Linux kernel holds the limit, which a fast
+  allocation cannot outrun. Used wherever it is found.
 - **the memory watch**: the grader itself sums the resident memory of the kernel and everything it started, five
-  times a second, and kills them all over ``--memory-mb`` (:func:`.runner.execute`). Always used; a file-size limit
-  (``RLIMIT_FSIZE``) is always set too.
+  times a second, and kills them all over ``--memory-mb`` (:func:`.runner.execute`). Always used, with or without a
+  cgroup; a file-size limit (``RLIMIT_FSIZE``) is always set too.
 
 ``--isolation`` (or ``$COURSE_GRADING_ISOLATION``) picks one: ``auto`` (the default: bubblewrap, else Landlock, else
 none), ``bubblewrap`` or ``landlock``; one asked for that this machine cannot give is an error, not a fallback. With
@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .bubblewrap import BASE_OPTIONS
+from .cgroups import MemoryCgroup, MemoryHierarchy, find_hierarchy
 from .sandbox import Policy, landlock_abi
 
 PROBE_SECONDS = 15
@@ -52,9 +53,10 @@ class Isolation:
     """What the grading kernels get: the filesystem sandbox and memory limit in use, and every mechanism probed."""
 
     filesystem: str                    # "bubblewrap", "landlock" or "none"
-    memory: str                        # "watch": the grader's watch of resident memory
+    memory: str                        # "cgroup v1", "cgroup v2" (each with the watch), or "watch" alone
     mechanisms: tuple[Mechanism, ...]
     bwrap: str | None = None           # the bwrap program, where bubblewrap is used
+    cgroup: MemoryHierarchy | None = None  # where each kernel's memory-limited cgroup is made, where one is
 
     def describe(self) -> str:
         """One line for the command's output: what is used, then what else was probed and why it is not used."""
@@ -75,8 +77,10 @@ class Isolation:
 
     def apply(self, policy: Policy) -> Policy:
         """``policy`` as the launcher applies it here: inside bubblewrap where it is used (Landlock stays on, and the
-        launcher applies it wherever the kernel offers it)."""
-        return replace(policy, bubblewrap=self.bwrap if self.filesystem == "bubblewrap" else None)
+        launcher applies it wherever the kernel offers it), in a memory-limited cgroup where one can be made."""
+        return replace(policy, bubblewrap=self.bwrap if self.filesystem == "bubblewrap" else None,
+                       cgroup_parent=str(self.cgroup.parent) if self.cgroup else None,
+                       cgroup_version=self.cgroup.version if self.cgroup else 0)
 
 
 def _run(command: list[str]) -> tuple[bool, str]:
@@ -109,47 +113,16 @@ def probe_bubblewrap() -> Mechanism:
     return Mechanism("bubblewrap", True, bwrap, program=bwrap)
 
 
-def delegated_memory_cgroup(mountinfo: Path = Path("/proc/self/mountinfo"),
-                            membership: Path = Path("/proc/self/cgroup")) -> tuple[Path | None, str]:
-    """This process's cgroup v2 folder if it offers the memory controller and this process may write there (a
-    delegated cgroup), else None; and what was found."""
-    mount = None
-    try:
-        for line in mountinfo.read_text().splitlines():
-            fields = line.split(" - ", 1)
-            if len(fields) == 2 and fields[1].split()[0] == "cgroup2":
-                mount = Path(fields[0].split()[4])
-                break
-        own = next((line[3:] for line in membership.read_text().splitlines() if line.startswith("0::")), None)
+def probe_cgroup_memory() -> tuple[Mechanism, MemoryHierarchy | None]:
+    """A cgroup memory limit per kernel (:func:`.cgroups.find_hierarchy`), and where its groups are made."""
+    hierarchy, found = find_hierarchy()
+    if hierarchy is None:
+        return Mechanism("cgroup memory limit", False, found), None
+    try:   # the grader makes one group per kernel: make one now, so that a refusal shows here and not mid-batch
+        MemoryCgroup(hierarchy, 64).close()
     except OSError as err:
-        return None, f"cannot read {err.filename}"
-    if mount is None or own is None:
-        return None, "no cgroup v2 hierarchy"
-    folder = mount / own.lstrip("/")
-    try:
-        controllers = (folder / "cgroup.controllers").read_text().split()
-    except OSError:
-        return None, f"cannot read {folder / 'cgroup.controllers'}"
-    if "memory" not in controllers:
-        return None, f"the cgroup v2 hierarchy at {mount} offers {' '.join(controllers) or 'no controller'}, not memory"
-    if not os.access(folder, os.W_OK):
-        return None, f"{folder} is not writable (not delegated to this user)"
-    return folder, f"delegated cgroup {folder}"
-
-
-def probe_cgroup_memory() -> Mechanism:
-    """A cgroup v2 memory limit: a delegated cgroup, else ``systemd-run --user --scope -p MemoryMax=…``."""
-    name = "cgroup v2 memory limit"
-    folder, found = delegated_memory_cgroup()
-    if folder is not None:
-        return Mechanism(name, True, f"{found}, but this grader does not use cgroups yet")
-    systemd_run = shutil.which("systemd-run")
-    if systemd_run is None:
-        return Mechanism(name, False, f"{found}; systemd-run is not on PATH")
-    works, why = _run([systemd_run, "--user", "--scope", "--quiet", "-p", "MemoryMax=64M", "true"])
-    if not works:
-        return Mechanism(name, False, f"{found}; systemd-run --user --scope failed: {why}")
-    return Mechanism(name, True, "systemd-run --user --scope works, but this grader does not use cgroups yet")
+        return Mechanism("cgroup memory limit", False, f"{found}, but a group cannot be made there: {err}"), None
+    return Mechanism("cgroup memory limit", True, f"one group per kernel in the {found}", used=True), hierarchy
 
 
 # Always used, on every platform.
@@ -192,6 +165,8 @@ def detect_isolation(choice: str | None = None) -> Isolation:
         bubblewrap = replace(bubblewrap, detail=f"{bubblewrap.program} works, but isolation {picked} was asked for")
     if landlock.available:
         landlock = replace(landlock, used=True, detail=landlock.detail + (", inside bubblewrap" if use_bwrap else ""))
-    mechanisms = (bubblewrap, landlock, MEMORY_WATCH, FILE_SIZE_LIMIT, probe_cgroup_memory())
+    cgroup, hierarchy = probe_cgroup_memory()
+    mechanisms = (bubblewrap, landlock, cgroup, MEMORY_WATCH, FILE_SIZE_LIMIT)
     filesystem = "bubblewrap" if use_bwrap else "landlock" if landlock.used else "none"
-    return Isolation(filesystem, "watch", mechanisms, bubblewrap.program if use_bwrap else None)
+    memory = f"cgroup v{hierarchy.version}" if hierarchy else "watch"
+    return Isolation(filesystem, memory, mechanisms, bubblewrap.program if use_bwrap else None, hierarchy)

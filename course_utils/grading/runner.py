@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..kernels import this_environment_kernel_manager
 from ..profiles import PROFILES
 from . import guard as guard_module
 from .bubblewrap import sandboxed_command
+from .cgroups import MemoryCgroup, MemoryHierarchy
 from .exercises import Exercise, defined_names, split_hidden
 from .sandbox import Policy
 
@@ -139,6 +140,11 @@ def _kill(processes: list[psutil.Process]) -> None:
 def execute(steps: list[Step], limits: Limits, scratch: Path, policy: Policy, env: dict[str, str]) -> Run:
     """Run ``steps`` in one fresh sandboxed kernel; never raises for anything the code in the steps does."""
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s.code, metadata={"step": i}) for i, s in enumerate(steps)])
+    # where the platform lets the grader make one, a cgroup of its own holds the memory limit (:mod:`.cgroups`)
+    group = (MemoryCgroup(MemoryHierarchy(policy.cgroup_version, Path(policy.cgroup_parent)), limits.memory_mb)
+             if policy.cgroup_parent and limits.memory_mb else None)
+    if group is not None:
+        policy = replace(policy, cgroup_procs=str(group.procs))
     policy_file = scratch / "policy.json"
     policy.save(policy_file)
     # the connection file lies in the scratch folder, which the kernel may read and write whatever the sandbox
@@ -200,6 +206,9 @@ def execute(steps: list[Step], limits: Limits, scratch: Path, policy: Policy, en
         except Exception:  # noqa: BLE001 - already gone
             pass
         log.close()
+        if group is not None:
+            state["memory"] = state["memory"] or group.oom_killed()
+            group.close()
     if ended and not replies:  # it never ran a cell: say what the kernel printed
         lines = (scratch / "kernel.log").read_text(errors="replace").strip().splitlines()
         ended += f" (kernel: {lines[-1][:300]})" if lines else ""

@@ -53,6 +53,9 @@ class Policy:
     readable: list[str] = field(default_factory=list)
     landlock: bool = True                 # apply Landlock here, where the kernel offers it
     bubblewrap: str | None = None         # the bwrap program the grader starts this launcher in (None: not in one)
+    cgroup_parent: str | None = None      # where the grader makes each kernel's memory-limited cgroup (None: no cgroup)
+    cgroup_version: int = 0               # 1 or 2 where there is one
+    cgroup_procs: str | None = None       # this kernel run's group: the launcher starts inside it (set per run)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)))
