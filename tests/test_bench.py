@@ -1,0 +1,49 @@
+"""The benchmarks' own arithmetic and bookkeeping (their timings run outside the tests: ``python -m course_utils.bench``)."""
+import json
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import BertConfig, BertForMaskedLM
+
+from course_utils.bench import bert_train_flops, compare, main, save_result
+from course_utils.pretraining import masked_lm_loss
+from course_utils.profiles import BertSize
+from course_utils.training import IGNORE_INDEX
+
+
+@pytest.mark.parametrize("masked_only", [False, True])
+def test_the_flop_count_of_a_training_step_equals_torchs_own_count(masked_only):
+    """``bert_train_flops`` (what ``bench mlm``'s mfu divides by time) against PyTorch's FlopCounterMode on one
+    forward and backward of a small BERT: the transformers head (every position) and the course's masked-only one."""
+    size, vocab, batch, length = BertSize(hidden=32, layers=2, heads=2, intermediate=64), 500, 3, 16
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                       intermediate_size=64, max_position_embeddings=length))
+    ids = torch.randint(5, vocab, (batch, length))
+    labels = ids.clone()
+    if masked_only:
+        labels[torch.rand(batch, length) > 0.2] = IGNORE_INDEX
+    predicted = int((labels != IGNORE_INDEX).sum()) if masked_only else batch * length
+    with FlopCounterMode(display=False) as counter:
+        loss = masked_lm_loss(model, ids, labels) if masked_only else model(input_ids=ids, labels=labels).loss
+        loss.backward()
+    assert counter.get_total_flops() == bert_train_flops(size, batch, length, predicted, vocab)
+
+
+def test_saved_results_compare_figure_by_figure(tmp_path, capsys):
+    a = save_result("before", {"speedup": 2.0, "mfu": 0.5, "only_here": 1.0, "device": "cpu"}, False, tmp_path)
+    b = save_result("after", {"speedup": 3.0, "mfu": 0.6}, True, tmp_path)
+    saved = json.loads(b.read_text())
+    assert saved["goal_met"] is True and saved["figures"] == {"speedup": 3.0, "mfu": 0.6} and saved["versions"]["torch"]
+    assert compare(str(a), str(b)) == [("speedup", 2.0, 3.0), ("mfu", 0.5, 0.6)]
+    out = capsys.readouterr().out
+    assert "B/A    1.500" in out and "B/A    1.200" in out and "only_here" not in out
+
+
+def test_compare_names_what_is_missing(tmp_path, capsys):
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 2
+    assert f"no saved bench result {tmp_path / 'a.json'}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compare", "only-one"])
+    assert "compare takes two saved results" in capsys.readouterr().err
