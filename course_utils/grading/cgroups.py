@@ -35,9 +35,6 @@ class MemoryHierarchy:
     version: int
     parent: Path
 
-    def describe(self) -> str:
-        return f"cgroup v{self.version} under {self.parent}"
-
 
 def _mounts(mountinfo: Path) -> list[tuple[str, Path, str, set[str]]]:
     """(mount root, mount point, filesystem type, super options) of each line of ``/proc/self/mountinfo``."""
