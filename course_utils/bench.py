@@ -143,6 +143,7 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0, profile_steps: int = 0
     prints the course loop's model FLOP utilisation (``mfu``) against it; ``profile_steps`` > 0 profiles that many
     steps of the course's loop by operator."""
     import torch
+    from torch.profiler import record_function
     from transformers import BertForMaskedLM, DataCollatorForLanguageModeling
 
     from .course_bert import book_blocks
@@ -174,7 +175,8 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0, profile_steps: int = 0
     def course_steps(model):
         g = torch.Generator().manual_seed(seed)
         for rows in packed_rows():
-            batch = mask_tokens(rows, tokenizer, mlm_probability=p, generator=g)
+            with record_function("masking"):
+                batch = mask_tokens(rows, tokenizer, mlm_probability=p, generator=g)
             yield masked_lm_loss(model, batch.input_ids, batch.labels), rows.numel(), \
                 int((batch.labels != IGNORE_INDEX).sum())
 
@@ -213,7 +215,8 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0, profile_steps: int = 0
         print(f"{way:>14}: {tokens / seconds:9.0f} tokens/s (text tokens, padding not counted)   held-out MLM loss "
               f"after {steps} steps {loss:.3f}   {flops / seconds / 1e9:6.1f} GFLOP/s of matmuls")
         if way == "course" and profile_steps:
-            _profile(lambda: course_steps(model), optimizer, profile_steps)
+            shares = _profile(lambda: course_steps(model), optimizer, profile_steps)
+            figures.update({f"profile_share_{group}": share for group, share in shares.items()})
     h, i = recipe.size.hidden, recipe.size.intermediate
     peaks = {"2048x2048 @ 2048x2048": matmul_flops(2048, 2048, 2048),
              f"{batch_size * T}x{h} @ {h}x{i} (the FFN)": matmul_flops(batch_size * T, h, i),
@@ -232,12 +235,52 @@ def bench_mlm(steps: int, batch_size: int, seed: int = 0, profile_steps: int = 0
     print(f"goal: >= 3x the packed anchor's tokens/s at equal or lower held-out loss -> {'met' if met else 'NOT met'}; "
           f"the line-by-line anchor: {figures['speedup_line_by_line']:.2f}x")
     print(f"mfu {mfu:.2f}  (the course loop's matmul FLOP/s over this machine's best measured matmul; goal >= 0.70)")
+    if "profile_share_matmuls" in figures and mfu < 0.70:
+        in_matmuls = figures["profile_share_matmuls"]
+        print(f"  the matmuls take {in_matmuls:.0%} of a step; for 0.70 with them as they are, the rest of the step "
+              f"({1 - in_matmuls:.0%} now) would have to shrink to {max(0.0, 1 - in_matmuls * 0.70 / mfu):.0%} of it")
     print(f"speedup {speedup:.2f}")
     return figures, met
 
 
-def _profile(make_steps, optimizer, steps: int) -> None:
-    """Where a training step's time goes, by operator (``torch.profiler``), over ``steps`` steps."""
+# Operator groups of a training step, by the names torch.profiler gives aten operators (self time, forward and backward
+# alike); every operator run inside the optimizer's step or the masking counts as "optimizer" or "masking" instead.
+OPERATOR_GROUPS = {
+    "matmuls": ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"),
+    "attention (SDPA)": ("aten::_scaled_dot_product",),
+    "GELU": ("aten::gelu",),
+    "log-softmax and loss": ("aten::_log_softmax", "aten::nll_loss"),
+    "LayerNorm": ("aten::native_layer_norm",),
+    "dropout": ("aten::native_dropout", "aten::bernoulli"),
+    "embeddings": ("aten::embedding",),
+}
+RANGES = {"optimizer": "Optimizer.step", "masking": "masking"}
+
+
+def time_by_group(events) -> dict[str, float]:
+    """Seconds of a profiled run by operator group -> {group: seconds}, "other" for the rest, "total" for all.
+    ``events``: ``profile.events()``, each with its self time and its parent range; the self times add up to the
+    whole run."""
+    seconds = {group: 0.0 for group in (*OPERATOR_GROUPS, *RANGES, "other")}
+
+    def group_of(event) -> str:
+        walk = event
+        while walk is not None:
+            for group, prefix in RANGES.items():
+                if walk.name.startswith(prefix):
+                    return group
+            walk = walk.cpu_parent
+        return next((g for g, names in OPERATOR_GROUPS.items() if event.name.startswith(names)), "other")
+
+    for event in events:
+        seconds[group_of(event)] += event.self_cpu_time_total / 1e6
+    seconds["total"] = sum(seconds.values())
+    return seconds
+
+
+def _profile(make_steps, optimizer, steps: int) -> dict[str, float]:
+    """Where a training step's time goes, by operator (``torch.profiler``), over ``steps`` steps -> each group's share
+    of the time (``time_by_group``)."""
     from torch.profiler import ProfilerActivity, profile
 
     it = make_steps()
@@ -250,6 +293,12 @@ def _profile(make_steps, optimizer, steps: int) -> None:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))
+    seconds = time_by_group(prof.events())
+    shares = {group: seconds[group] / seconds["total"] for group in seconds if group != "total"}
+    print(f"where a step's time goes ({steps} steps under the profiler, which slows small operators most):")
+    for group, share in sorted(shares.items(), key=lambda kv: -kv[1]):
+        print(f"  {group:<22} {share:6.1%}")
+    return shares
 
 
 # ------------------------------------------------------------------------------------------------------ finetune
@@ -381,11 +430,25 @@ def bench_course(out: Path, goal_s: float = 1800.0) -> tuple[dict, bool]:
     if bad:
         print(f"over budget or failed: {', '.join(bad)}")
     total = sum(nb["seconds"] for nb in report["notebooks"])
+    print(where_the_time_goes(report))
     print(f"the quick course: {total / 60:.1f} minutes in all (goal <= {goal_s / 60:.0f})")
     figures = {f"{nb['name']}_seconds": nb["seconds"] for nb in report["notebooks"]}
     figures.update({f"{nb['name']}_peak_mb": nb["peak_rss_mb"] for nb in report["notebooks"]})
+    figures.update({f"{nb['name']}_cell_{index}_seconds": seconds
+                    for nb in report["notebooks"] for index, seconds, _ in nb.get("cells", [])})
     figures["total_seconds"] = total
     return figures, not bad and total <= goal_s
+
+
+def where_the_time_goes(report: dict, lessons: int = 3, cells: int = 3) -> str:
+    """The ``cells`` slowest code cells of the ``lessons`` slowest notebooks in a ``run_course`` report, with the
+    share of the notebook's time each takes (the rest is the kernel's start and the quick cells)."""
+    lines = []
+    for nb in sorted(report["notebooks"], key=lambda nb: -nb["seconds"])[:lessons]:
+        lines.append(f"{nb['name']} ({nb['seconds']:.0f} s): slowest cells")
+        for index, seconds, first in sorted(nb.get("cells", []), key=lambda c: -c[1])[:cells]:
+            lines.append(f"  cell {index:>3} {seconds:7.1f} s ({seconds / nb['seconds']:4.0%})  {first}")
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------------- autograde

@@ -44,15 +44,23 @@ def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any
     nb = nbformat.read(source, as_version=4)
     km = this_environment_kernel_manager()
     peak = {"mb": 0.0}
+    cells: list[list] = []     # [cell index, seconds, first source line] per code cell: where a lesson's time goes
+    started = {"at": 0.0}
 
-    def note_peak(**_: Any) -> None:  # after every cell, while the kernel is alive
+    def note_start(**_: Any) -> None:
+        started["at"] = time.perf_counter()
+
+    def note_peak(cell: Any = None, cell_index: int = -1, **_: Any) -> None:  # after every cell, kernel alive
         process = getattr(km.provisioner, "process", None)
         if process is not None:
             peak["mb"] = max(peak["mb"], _peak_rss_mb(process.pid))
+        if cell is not None:
+            first = next((line for line in cell.source.splitlines() if line.strip()), "")
+            cells.append([cell_index, round(time.perf_counter() - started["at"], 2), first[:80]])
 
     client = NotebookClient(nb, km=km, timeout=cell_timeout, resources={"metadata": {"path": str(source.parent)}},
                             record_timing=False,  # no per-cell timestamps: refreshed notebooks diff only where outputs change
-                            on_cell_executed=note_peak)
+                            on_cell_execute=note_start, on_cell_executed=note_peak)
     status, error = "ok", None
     try:
         client.execute()
@@ -61,7 +69,7 @@ def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any
     except Exception as err:  # noqa: BLE001 - a kernel that dies or times out is a failed notebook, not a crash
         status, error = "failed", f"{type(err).__name__}: {err}"[:500]
     atomic_write_text(output, nbformat.writes(nb))
-    return {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1)}
+    return {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1), "cells": cells}
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -120,7 +128,7 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
     return {"name": source.stem, "status": entry["status"], "seconds": round(seconds, 1),
             "peak_rss_mb": entry["peak_rss_mb"], "within_budget": within, "error": entry["error"],
             "results": recorded.get("results", {}), "sources": recorded.get("sources", []),
-            "claims": recorded.get("claims", []), "executed": str(output)}
+            "claims": recorded.get("claims", []), "cells": entry.get("cells", []), "executed": str(output)}
 
 
 def summary_table(report: dict[str, Any]) -> str:

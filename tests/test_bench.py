@@ -6,7 +6,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import BertConfig, BertForMaskedLM
 
-from course_utils.bench import bert_train_flops, compare, main, save_result
+from course_utils.bench import bert_train_flops, compare, main, save_result, time_by_group, where_the_time_goes
 from course_utils.pretraining import masked_lm_loss
 from course_utils.profiles import BertSize
 from course_utils.training import IGNORE_INDEX
@@ -47,3 +47,36 @@ def test_compare_names_what_is_missing(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["compare", "only-one"])
     assert "compare takes two saved results" in capsys.readouterr().err
+
+
+def test_a_profiled_step_is_split_into_groups_that_add_up():
+    """``bench mlm --profile-steps``' breakdown on a real profile of a tiny step: the matmul lands in "matmuls", the
+    optimizer's own multiplies in "optimizer" (not "other"), the masking range in "masking", and the groups sum to
+    the whole."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    model = torch.nn.Linear(64, 64)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with record_function("masking"):
+            x = torch.randn(32, 64).mul(torch.rand(32, 64) > 0.15)
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+    seconds = time_by_group(prof.events())
+    assert seconds["matmuls"] > 0 and seconds["optimizer"] > 0 and seconds["masking"] > 0
+    assert seconds["total"] == pytest.approx(sum(v for k, v in seconds.items() if k != "total"))
+    assert seconds["total"] == pytest.approx(sum(e.self_cpu_time_total for e in prof.events()) / 1e6)
+    in_optimizer = sum(e.self_cpu_time_total for e in prof.events() if e.cpu_parent is not None
+                       and e.cpu_parent.name.startswith("Optimizer.step")) / 1e6
+    assert seconds["optimizer"] >= in_optimizer > 0     # its children are counted there, not in "other"
+
+
+def test_the_slowest_cells_of_the_slowest_lessons_are_listed():
+    report = {"notebooks": [
+        {"name": "fast", "seconds": 10.0, "cells": [[1, 5.0, "import torch"]]},
+        {"name": "slow", "seconds": 100.0, "cells": [[2, 10.0, "setup()"], [5, 60.0, "fine_tune(model)"],
+                                                    [7, 20.0, "predict(model)"]]}]}
+    text = where_the_time_goes(report, lessons=1, cells=2)
+    assert text.splitlines() == ["slow (100 s): slowest cells",
+                                 "  cell   5    60.0 s ( 60%)  fine_tune(model)",
+                                 "  cell   7    20.0 s ( 20%)  predict(model)"]

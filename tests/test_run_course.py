@@ -21,6 +21,8 @@ def test_report_has_status_time_memory_and_results(tmp_path):
     assert ok["results"] == {"answer": 42, "ratio": 0.5}
     assert ok["seconds"] > 0 and ok["peak_rss_mb"] > 50  # the kernel holds a 32 MB array on top of python
     assert ok["within_budget"] is True
+    [(index, seconds, first_line)] = ok["cells"]     # where a lesson's time goes: one entry per code cell
+    assert index == 0 and 0 <= seconds <= ok["seconds"] and first_line == "from course_utils import record"
     assert "arithmetic is broken" in failed["error"] and failed["results"] == {"before_failure": 1}
     assert (tmp_path / "notebooks" / "fails.ipynb").is_file()  # executed copy kept, with the error in it
     assert "1/2 notebooks ok" in proc.stdout
