@@ -79,7 +79,9 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
     schedule = get_linear_schedule_with_warmup(optimizer, round(warmup_ratio * total), total)
     rows = loader(train, sampler, collate or DataCollatorWithPadding(tokenizer))
     wrapped, optimizer, schedule = accelerator.prepare(model, optimizer, schedule)
-    losses: list[float] = []
+    # Each step's loss stays on the device until the end: float() every step would make the host wait for each GPU
+    # step before queuing the next one.
+    losses: list[torch.Tensor] = []
     show = (is_quiet() if progress is None else not progress) or not accelerator.is_main_process
     bar = tqdm(total=total, desc=desc, disable=show, leave=False)
     wrapped.train()
@@ -93,12 +95,12 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
         optimizer.step()
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
-        losses.append(float(accelerator.reduce(loss.detach(), reduction="mean")))
+        losses.append(accelerator.reduce(loss.detach(), reduction="mean"))
         bar.update(1)
     bar.close()
     accelerator.unwrap_model(wrapped, keep_fp32_wrapper=False)   # the caller's model, without accelerate's wrappers
     model.eval()
-    return losses
+    return torch.stack(losses).float().tolist()
 
 
 def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: float = 1, lr: float = 5e-5,

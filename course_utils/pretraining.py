@@ -253,6 +253,7 @@ def pretrain_mlm(
     evaluate(0)
     model.train()
     stream = forever(blocks)
+    pending: list[torch.Tensor] = []    # this interval's step losses, left on the device until the next evaluation
     start = time.perf_counter()
     for step in range(1, steps + 1):
         batch = my_slice(next(stream), accelerator)
@@ -266,9 +267,12 @@ def pretrain_mlm(
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
         history.train_step.append(step)
-        history.train_loss.append(float(accelerator.reduce(loss.detach(), reduction="mean")))
+        # no float() here: on a GPU it would make the host wait for every step before queuing the next one
+        pending.append(accelerator.reduce(loss.detach(), reduction="mean"))
         bar.update(1)
         if step % eval_every == 0 or step == steps:
+            history.train_loss += torch.stack(pending).float().tolist()   # one wait per evaluation, then the clock
+            pending = []
             history.seconds += time.perf_counter() - start
             evaluate(step)
             bar.set_postfix(heldout=f"{history.eval_loss[-1]:.3f}")
