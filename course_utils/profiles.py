@@ -321,7 +321,9 @@ FINETUNING: dict[str, dict[str, FinetuneRecipe]] = {                            
     QUICK: {
         "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
         "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
-        "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=1e-3, batch_size=32, max_length=128),
+        # the course BERT (lesson 02): lr 5e-4 scored 0.606 to 0.664 over seeds 0-6 on one build of it; 1e-3 left the
+        # model at the majority class with one seed (0.509) and at 0.570 with another
+        "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=5e-4, batch_size=32, max_length=128),
         # 03a's random-init network on its own budget: five times the steps; lr best of 1e-4, 2e-4, 5e-4, 1e-3
         # (0.594, 0.612, 0.553, 0.509 on SST-2 validation; 10 epochs at 2e-4: 0.674, twice the time)
         "sst2_scratch": FinetuneRecipe(train_examples=1000, epochs=5, lr=2e-4, batch_size=32, max_length=128),
@@ -338,7 +340,7 @@ FINETUNING: dict[str, dict[str, FinetuneRecipe]] = {                            
     FULL: {  # lr 2e-5 to 5e-5, batch 32 (Devlin et al., 2019), one epoch where the data is large
         "sst2": replace(_glue, epochs=1),
         "sst2_small": replace(_glue, train_examples=1000, lr=3e-5),
-        "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=1e-3, batch_size=32, max_length=128),
+        "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=5e-4, batch_size=32, max_length=128),
         # five times sst2_small's steps at a from-scratch rate; not yet tuned on bert-base's shape
         "sst2_scratch": replace(_glue, train_examples=1000, epochs=15, lr=1e-4),
         "mrpc": _glue, "rte": _glue, "stsb": _glue, "cola": _glue,
