@@ -50,7 +50,7 @@ def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any
     def note_start(**_: Any) -> None:
         started["at"] = time.perf_counter()
 
-    def note_peak(cell: Any = None, cell_index: int = -1, **_: Any) -> None:  # after every cell, kernel alive
+    def after_cell(cell: Any = None, cell_index: int = -1, **_: Any) -> None:  # peak memory and the cell's time
         process = getattr(km.provisioner, "process", None)
         if process is not None:
             peak["mb"] = max(peak["mb"], _peak_rss_mb(process.pid))
@@ -60,7 +60,7 @@ def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any
 
     client = NotebookClient(nb, km=km, timeout=cell_timeout, resources={"metadata": {"path": str(source.parent)}},
                             record_timing=False,  # no per-cell timestamps: refreshed notebooks diff only where outputs change
-                            on_cell_execute=note_start, on_cell_executed=note_peak)
+                            on_cell_execute=note_start, on_cell_executed=after_cell)
     status, error = "ok", None
     try:
         client.execute()
