@@ -10,16 +10,19 @@ STAMP  := $(VENV)/.installed
 # are used as they are. macOS and Windows wheels on the package index are CPU builds already.
 TORCH       ?= torch==2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-EXTRAS      ?= offline,lab,runner,dev
+EXTRAS      ?= offline,lab
+# The maintainers' and instructors' package (tools/pyproject.toml): the runner, tests, linters, benchmarks, rehearsal
+# and grading. Installed beside course_utils by every target here; never by a notebook.
+TOOLS       ?= ./tools[dev]
 # `make test` plays a student without the offline mirror: only the datasets the registry takes from the hub are
 # visible, copied from ../shared/data into this folder, which stands in for the hub (tests/hub_standin.py).
 HUB_STANDIN ?= build/hub-standin
 
-.PHONY: course course-bert test rehearse lab env refresh-notebooks bench clean
+.PHONY: course course-bert test unit lint rehearse lab env refresh-notebooks bench clean
 
 env: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/pyproject.toml
 	@$(PYTHON) -c "import sys; sys.exit(sys.version_info < (3, 11))" 2>/dev/null || { echo "The course needs Python 3.11 or newer; $(PYTHON) is older or missing. Name another, e.g. make PYTHON=python3.12 lab"; exit 1; }
 	@$(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian or Ubuntu: sudo apt install python3-venv"; exit 1; }
 	$(PY) -m pip install --quiet --upgrade pip
@@ -29,28 +32,39 @@ $(STAMP): pyproject.toml
 	     $(PY) -m pip install --quiet "$(TORCH)" --index-url "$(TORCH_INDEX)"; \
 	else echo "installing $(TORCH) from pip's configured sources"; \
 	     $(PY) -m pip install --quiet "$(TORCH)"; fi
-	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]" -e "$(TOOLS)"
 	touch $(STAMP)
 
 # The course's own BERT (lessons 03a, 05, 06 and 08 start from it): trained once per machine, about ten minutes on two
 # cores, and cached (~/.cache/bert-transfer-course); nothing happens when the cache is whole.
 course-bert: $(STAMP)
-	$(PY) -m course_utils.build_course_bert
+	$(PY) -m course_tools.build_course_bert
 
 # The main job: every notebook headless in the quick profile -> build/notebooks/*.ipynb + build/course-report.json
 course: course-bert
-	$(PY) -m course_utils.run_course --profile quick --out build
+	$(PY) -m course_tools.run_course --profile quick --out build
 
-# Unit tests and the notebooks under nbval, offline, in the quick profile, without the mirror (see HUB_STANDIN);
-# then the rehearsal of the full profile (below).
-test: course-bert
-	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest
+# Every tier: the linters, the unit tests (fast and slow) and the notebooks under nbval, offline, in the quick
+# profile, without the mirror (see HUB_STANDIN); then the rehearsal of the full profile (below).
+test: lint course-bert
+	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest -m "" tests notebooks
 	$(MAKE) --no-print-directory rehearse
+
+# The fast unit tests alone (what a plain `pytest` runs): no notebook, nothing marked slow.
+unit: $(STAMP)
+	$(PY) -m pytest
+
+# Format and lint (ruff), and the package's layers (import-linter: the lessons' package never imports the tools, and
+# its modules import downwards only; .importlinter).
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 # The full profile's code path, offline on CPU: random-weight stand-ins of its hub checkpoints (built into
 # build/rehearsal/hf-cache), datasets from the offline mirror (../shared/data), steps and examples capped.
 rehearse: course-bert
-	COURSE_QUIET=1 $(PY) -m course_utils.rehearsal --out build/rehearsal
+	COURSE_QUIET=1 $(PY) -m course_tools.rehearsal --out build/rehearsal
 
 # JupyterLab on the lessons, in the course's environment.
 lab: $(STAMP)
@@ -60,11 +74,11 @@ lab: $(STAMP)
 # and commit them with their outputs.
 refresh-notebooks: course-bert
 	$(PY) tests/hub_standin.py $(HUB_STANDIN)
-	COURSE_DATA_DIR="$(CURDIR)/$(HUB_STANDIN)" HF_HUB_OFFLINE=1 $(PY) -m course_utils.run_course --profile quick --out build --inplace
+	COURSE_DATA_DIR="$(CURDIR)/$(HUB_STANDIN)" HF_HUB_OFFLINE=1 $(PY) -m course_tools.run_course --profile quick --out build --inplace
 
 # Speed and memory targets (never timed inside unit tests).
 bench: $(STAMP)
-	HF_HUB_OFFLINE=1 $(PY) -m course_utils.bench all
+	HF_HUB_OFFLINE=1 $(PY) -m course_tools.bench all
 
 clean:
 	rm -rf build

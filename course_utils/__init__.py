@@ -1,14 +1,15 @@
 """Helpers for the course *BERT and Transfer Learning*.
 
 Every notebook starts with ``session = setup()``; lessons load data and models by hub name through
-``load_dataset`` / ``load_tokenizer`` / ``load_model`` and record their headline numbers with ``record`` and what those numbers show, per profile, with ``claim``.
-"""
+``load_dataset`` / ``load_tokenizer`` / ``load_model`` and record their headline numbers with ``record`` and what those
+numbers show, per profile, with ``claim``."""
+
 from pathlib import Path
 
 from .claims import claim
 from .profiles import COURSE_CHECKPOINT, PROFILES, Profile, get_profile
+from .report import record
 from .resources import load_dataset, load_model, load_tokenizer, register_offline_checkpoint, resolve_checkpoint
-from .results import record
 from .session import Session, setup
 
 
@@ -18,6 +19,7 @@ def _course_bert() -> tuple[Path, str]:
     02's pretraining loop (transformers' BERT, accelerate), which would make every ``python -m course_utils...``
     command start about twice as slowly."""
     from .course_bert import provide
+
     return provide()
 
 

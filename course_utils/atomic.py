@@ -1,4 +1,5 @@
 """Write a file whole or not at all: a temporary file beside it, then an atomic rename."""
+
 from __future__ import annotations
 
 import os

@@ -1,7 +1,8 @@
-"""Baselines that train nothing, for scores that mean something only beside one (introduced in lesson 03b; reused in 08).
+"""Baselines that train nothing, for scores that mean something only beside one (lesson 03b; reused in 08).
 
 A sentence-pair similarity model must beat the plainest similarity there is: how many words the two sentences share.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,6 +27,7 @@ def word_overlap(a: str, b: str) -> float:
 def word_overlaps(first: Sequence[str], second: Sequence[str]) -> list[float]:
     """``word_overlap`` of each pair ``(first[i], second[i])``: one score per pair, shape ``(len(first),)``."""
     if len(first) != len(second):
-        raise ValueError(f"word_overlaps needs as many first sentences as second ones, got {len(first)} and "
-                         f"{len(second)}")
+        raise ValueError(
+            f"word_overlaps needs as many first sentences as second ones, got {len(first)} and {len(second)}"
+        )
     return [word_overlap(a, b) for a, b in zip(first, second)]

@@ -10,27 +10,30 @@ In the running profile the claim either holds (printed, recorded), fails (record
 ``AssertionError``, stops the notebook like the ``assert`` it replaces), or is not expected there (recorded and
 printed with the other profiles' thresholds): a rehearsal's random stand-ins are expected to give finite, shaped
 numbers, not a paper's accuracy. ``every=`` sets one threshold for all profiles (a profile keyword overrides it).
-The course report (``python -m course_utils.run_course``) lists every claim with its profile, value, threshold and
+The course report (``python -m course_tools.run_course``) lists every claim with its profile, value, threshold and
 outcome.
 """
+
 from __future__ import annotations
 
 import math
 import numbers
 import operator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
-from .profiles import PROFILES, get_profile
-from .results import checked_claims, note_claim
+from .profiles import PROFILES, active_profile
+from .report import checked_claims, note_claim
 
 _OPS: dict[str, Callable[[float, Any], bool]] = {
-    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt,
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
     "between": lambda v, t: t[0] <= v <= t[1],
 }
 HELD, FAILED, NOT_EXPECTED = "held", "failed", "not expected"
-
-_active: dict[str, str] = {}      # the profile ``session.setup`` chose in this process
 
 
 class ClaimFailed(AssertionError):
@@ -46,33 +49,27 @@ class Claim:
     value: float
     op: str
     threshold: float | tuple[float, float] | None
-    outcome: str                    # 'held', 'failed' or 'not expected'
-    expected: dict[str, Any]        # every profile's threshold, for the report and the printed line
-    source: str | None = None       # where a paper's number comes from (author, year, table)
-    why: str = ""                   # what the claim means, shown when it fails
+    outcome: str  # 'held', 'failed' or 'not expected'
+    expected: dict[str, Any]  # every profile's threshold, for the report and the printed line
+    source: str | None = None  # where a paper's number comes from (author, year, table)
+    why: str = ""  # what the claim means, shown when it fails
 
     def _ipython_display_(self) -> None:
         """A cell that ends with a claim shows nothing more: ``claim`` has printed its line already."""
 
 
-def use_profile(name: str) -> None:
-    """Make ``name`` the profile claims are checked in (``session.setup`` calls this)."""
-    if name not in PROFILES:
-        raise ValueError(f"Unknown profile {name!r}; accepted: {', '.join(PROFILES)}.")
-    _active["profile"] = name
-
-
-def active_profile() -> str:
-    """The profile ``setup`` chose, else the one ``$COURSE_PROFILE`` (or the machine) names."""
-    return _active.get("profile") or get_profile().name
-
-
 def _threshold(op: str, value: Any, where: str) -> float | tuple[float, float]:
     if op == "between":
-        ok = (isinstance(value, (tuple, list)) and len(value) == 2
-              and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value) and value[0] <= value[1])
+        ok = (
+            isinstance(value, (tuple, list))
+            and len(value) == 2
+            and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value)
+            and value[0] <= value[1]
+        )
         if not ok:
-            raise ValueError(f"claim: {where} for 'between' must be a pair (low, high) with low <= high; got {value!r}.")
+            raise ValueError(
+                f"claim: {where} for 'between' must be a pair (low, high) with low <= high; got {value!r}."
+            )
         return (float(value[0]), float(value[1]))
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or math.isnan(float(value)):
         raise ValueError(f"claim: {where} must be a number for {op!r}; got {value!r}.")
@@ -85,8 +82,9 @@ def _shown(threshold: Any) -> str:
     return f"{threshold:.4g}"
 
 
-def claim(name: str, value: Any, op: str, *, every: Any = None, source: str | None = None, why: str = "",
-          **thresholds: Any) -> Claim:
+def claim(
+    name: str, value: Any, op: str, *, every: Any = None, source: str | None = None, why: str = "", **thresholds: Any
+) -> Claim:
     """Check ``value op threshold`` for the running profile; record and print the outcome; return the ``Claim``.
 
     ``op`` is one of ``>=``, ``>``, ``<=``, ``<`` or ``between`` (threshold ``(low, high)``, both included).
@@ -101,18 +99,22 @@ def claim(name: str, value: Any, op: str, *, every: Any = None, source: str | No
         raise ValueError(f"claim {name!r}: unknown comparison {op!r}; accepted: {', '.join(_OPS)}.")
     unknown = sorted(set(thresholds) - set(PROFILES))
     if unknown:
-        raise ValueError(f"claim {name!r}: no profile called {', '.join(map(repr, unknown))}; thresholds are named "
-                         f"after profiles: {', '.join(PROFILES)} (or every= for all of them).")
+        raise ValueError(
+            f"claim {name!r}: no profile called {', '.join(map(repr, unknown))}; thresholds are named "
+            f"after profiles: {', '.join(PROFILES)} (or every= for all of them)."
+        )
     expected: dict[str, Any] = {}
     for profile in PROFILES:
         given = thresholds.get(profile, every)
         if given is not None:
             expected[profile] = _threshold(op, given, f"the {profile} threshold")
     if not expected:
-        raise ValueError(f"claim {name!r} expects nothing in any profile; give at least one threshold "
-                         f"({', '.join(f'{p}=' for p in PROFILES)} or every=).")
+        raise ValueError(
+            f"claim {name!r} expects nothing in any profile; give at least one threshold "
+            f"({', '.join(f'{p}=' for p in PROFILES)} or every=)."
+        )
     if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
-        value = value.item()    # numpy and torch scalars
+        value = value.item()  # numpy and torch scalars
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise TypeError(f"claim {name!r}: the value must be a number; got {type(value).__name__} {value!r}.")
     value = float(value)
@@ -122,8 +124,17 @@ def claim(name: str, value: Any, op: str, *, every: Any = None, source: str | No
         outcome = NOT_EXPECTED
     else:
         outcome = HELD if math.isfinite(value) and _OPS[op](value, threshold) else FAILED
-    result = Claim(name, profile, value, op, threshold, outcome,
-                   {p: list(t) if isinstance(t, tuple) else t for p, t in expected.items()}, source, why)
+    result = Claim(
+        name,
+        profile,
+        value,
+        op,
+        threshold,
+        outcome,
+        {p: list(t) if isinstance(t, tuple) else t for p, t in expected.items()},
+        source,
+        why,
+    )
     note_claim(asdict(result))
     elsewhere = ", ".join(f"{p} {op} {_shown(t)}" for p, t in expected.items() if p != profile)
     cited = f"  [{source}]" if source else ""
@@ -132,8 +143,9 @@ def claim(name: str, value: Any, op: str, *, every: Any = None, source: str | No
     elif outcome == NOT_EXPECTED:
         print(f"claim not expected in the {profile} profile: {name} = {value:.4g} (expected elsewhere: {elsewhere})")
     else:
-        raise ClaimFailed(f"claim failed ({profile}): {name} = {value:.4g}, expected {op} {_shown(threshold)}. "
-                          f"{why}{cited}".strip())
+        raise ClaimFailed(
+            f"claim failed ({profile}): {name} = {value:.4g}, expected {op} {_shown(threshold)}. {why}{cited}".strip()
+        )
     return result
 
 

@@ -1,15 +1,20 @@
-"""Behavioural probes through the MLM head (lesson 06): fill one ``[MASK]`` and read the model's top predictions.
+"""Reading a masked LM at its ``[MASK]``: the MLM head's logits at one mask per text, and what lessons 06 and 08 make of
+them (``prompting`` writes the texts of lesson 08's patterns; this module reads the model).
 
+- ``fill_mask``, ``word_log_probs``: the model's top words, or one word's log-probability, at the mask (06);
+- ``label_logits`` / ``mask_label_logits``: the logits of a verbalizer's label words, zero-shot or for PET's training
+  loss (08);
 - factual cloze templates (LAMA-style, Petroni et al., 2019) with the expected answer, scored by precision@k;
 - negation (NEG-136-SIMP, Ettinger, 2020): does the top prediction change when "not" is inserted?
 
 Templates are written with the literal slot ``[MASK]``; it is replaced by the tokenizer's own mask token, so the same
 template serves BERT (``[MASK]``) and RoBERTa (``<mask>``).
 """
+
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +41,10 @@ def check_template(template: str) -> str:
         raise TypeError(f"A cloze template is a str with one {SLOT} slot; got {type(template).__name__}.")
     n = template.count(SLOT)
     if n != 1:
-        raise ValueError(f"A cloze template needs exactly one {SLOT} slot; {template!r} has {n}. "
-                         f"Example: 'The capital of France is {SLOT}.'")
+        raise ValueError(
+            f"A cloze template needs exactly one {SLOT} slot; {template!r} has {n}. "
+            f"Example: 'The capital of France is {SLOT}.'"
+        )
     return template
 
 
@@ -64,15 +71,17 @@ def logits_at_mask(model, batch, mask_token_id: int) -> torch.Tensor:
     BERT and ALBERT project only the B mask rows onto the vocabulary (hidden [B, T, H] -> [B, H] -> [B, V]), not
     all B x T positions; other masked LMs run their whole head."""
     rows, cols = (batch["input_ids"] == mask_token_id).nonzero(as_tuple=True)
-    if not torch.equal(rows, torch.arange(batch["input_ids"].shape[0], device=rows.device)):     # row i, once
-        raise ValueError(f"Every row needs exactly one mask token (id {mask_token_id}); found {rows.numel()} mask(s) "
-                         f"in {batch['input_ids'].shape[0]} rows (cloze templates and pattern_texts give one each).")
+    if not torch.equal(rows, torch.arange(batch["input_ids"].shape[0], device=rows.device)):  # row i, once
+        raise ValueError(
+            f"Every row needs exactly one mask token (id {mask_token_id}); found {rows.numel()} mask(s) "
+            f"in {batch['input_ids'].shape[0]} rows (cloze templates and pattern_texts give one each)."
+        )
     inputs = {k: v for k, v in batch.items() if k != "labels"}
     parts = mlm_parts(model)
     if parts is None:
         return model(**inputs).logits[rows, cols]
     encoder, head = parts
-    return head(encoder(**inputs).last_hidden_state[rows, cols])                 # [B, H] -> [B, V]
+    return head(encoder(**inputs).last_hidden_state[rows, cols])  # [B, H] -> [B, V]
 
 
 @torch.no_grad()
@@ -85,8 +94,8 @@ def mask_logits(model, tokenizer, templates: Sequence[str], batch_size: int = 32
     model.eval()
     try:
         for start in range(0, len(texts), batch_size):
-            batch = tokenizer(texts[start:start + batch_size], return_tensors="pt", padding=True).to(device)
-            yield start, logits_at_mask(model, batch, tokenizer.mask_token_id)      # [B, vocab]
+            batch = tokenizer(texts[start : start + batch_size], return_tensors="pt", padding=True).to(device)
+            yield start, logits_at_mask(model, batch, tokenizer.mask_token_id)  # [B, vocab]
     finally:
         model.train(was_training)
 
@@ -102,8 +111,9 @@ def fill_mask(model, tokenizer, templates: Sequence[str], k: int = 5, batch_size
     return out
 
 
-def word_log_probs(model, tokenizer, templates: Sequence[str], words: Sequence[str], batch_size: int = 32
-                   ) -> list[float]:
+def word_log_probs(
+    model, tokenizer, templates: Sequence[str], words: Sequence[str], batch_size: int = 32
+) -> list[float]:
     """log P(word | template) at each template's ``[MASK]``, for single-token ``words`` (a word the vocabulary
     splits into several pieces is an error that names it; filter with ``is_single_token`` first)."""
     if len(templates) != len(words):
@@ -111,12 +121,14 @@ def word_log_probs(model, tokenizer, templates: Sequence[str], words: Sequence[s
     ids = []
     for word in words:
         if not is_single_token(tokenizer, word):
-            raise ValueError(f"{word!r} is {tokenizer.tokenize(word)} to this tokenizer: only single-token words "
-                             "can fill one [MASK]. Filter with is_single_token(tokenizer, word).")
+            raise ValueError(
+                f"{word!r} is {tokenizer.tokenize(word)} to this tokenizer: only single-token words "
+                "can fill one [MASK]. Filter with is_single_token(tokenizer, word)."
+            )
         ids.append(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word)[0]))
     out: list[float] = []
     for start, logits in mask_logits(model, tokenizer, templates, batch_size):
-        wanted = torch.tensor(ids[start:start + len(logits)], device=logits.device).unsqueeze(1)
+        wanted = torch.tensor(ids[start : start + len(logits)], device=logits.device).unsqueeze(1)
         out.extend(logits.log_softmax(-1).gather(1, wanted).squeeze(1).tolist())
     return out
 
@@ -151,3 +163,24 @@ def negation_pairs(rows) -> list[tuple[str, str]]:
         aff, neg = (row[key].replace("(a|an)", article).strip() for key in ("context_aff", "context_neg"))
         pairs.append((f"{aff} {SLOT}.", f"{neg} {SLOT}."))
     return pairs
+
+
+def mask_label_logits(
+    model, batch: Mapping[str, torch.Tensor], mask_token_id: int, label_ids: torch.Tensor
+) -> torch.Tensor:
+    """Differentiable label-word logits for training (PET): a tokenized batch with one mask per row -> [B, C]
+    (column c is label c's word)."""
+    logits = logits_at_mask(model, batch, mask_token_id)  # [B, V]
+    return logits[:, torch.as_tensor(label_ids).to(logits.device)]  # [B, C]
+
+
+def label_logits(
+    model, tokenizer, texts: Sequence[str], label_ids: Sequence[int], batch_size: int = 64
+) -> torch.Tensor:
+    """The MLM head's logits of the label words at each text's ``[MASK]``: texts with one ``[MASK]`` -> [N, C]
+    (column c is label c's word). ``argmax(-1)`` is the zero-shot prediction."""
+    ids = torch.as_tensor(list(label_ids))
+    out = [
+        logits[:, ids.to(logits.device)].float().cpu() for _, logits in mask_logits(model, tokenizer, texts, batch_size)
+    ]
+    return torch.cat(out) if out else torch.empty(0, len(ids))

@@ -2,17 +2,18 @@
 
     model, tokenizer = course_bert()                      # the cache, or train (its own recipe) and cache
     load_model(AutoModelForMaskedLM, COURSE_BERT)         # the same checkpoint through the resolver
-    python -m course_utils.build_course_bert              # build it ahead of time (make course / test do)
+    python -m course_tools.build_course_bert              # build it ahead of time (make course / test do)
 
-Notebook 02 trains a BERT live in about a minute and then loads this one, made the same way with a longer recipe of
-its own (``profiles.COURSE_BERT_RECIPE``, about ten minutes on two CPU cores, once per machine). It is the
-general-domain starting point of the later offline lessons (03a's small-model row, domain-adaptive pretraining,
-fill-mask probes, cloze prompts). The cache lives in ``$COURSE_CACHE_DIR``,
-else ``$XDG_CACHE_HOME/bert-transfer-course``, else ``~/.cache/bert-transfer-course``. Each checkpoint folder is
-named after a hash of its recipe and holds ``manifest.json`` with the sha256 of every file. A folder is written
-beside its final place and renamed into it, so it is whole or absent; one whose manifest is missing or whose files
-do not match is rebuilt, never loaded.
+Notebook 02 trains a BERT live in about a minute and then loads this one, made the same way with a longer recipe of its
+own (``profiles.COURSE_BERT_RECIPE``, about ten minutes on two CPU cores, once per machine). It is the general-domain
+starting point of the later offline lessons (03a's small-model row, 05's domain-adaptive pretraining, 06's fill-mask
+probes, 08's cloze prompts); 05 and 07 also read the books it was trained on (``load_books``). The cache lives in
+``$COURSE_CACHE_DIR``, else ``$XDG_CACHE_HOME/bert-transfer-course``, else ``~/.cache/bert-transfer-course``. Each
+checkpoint folder is named after a hash of its recipe and holds ``manifest.json`` with the sha256 of every file. A
+folder is written beside its final place and renamed into it, so it is whole or absent; one whose manifest is missing or
+whose files do not match is rebuilt, never loaded.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,7 +37,7 @@ from .resources import load_dataset, load_model, load_tokenizer
 from .training import IGNORE_INDEX
 from .wordpiece import train_wordpiece
 
-COURSE_BERT = COURSE_CHECKPOINT   # the name later lessons ask the resolver for (profile.course_model)
+COURSE_BERT = COURSE_CHECKPOINT  # the name later lessons ask the resolver for (profile.course_model)
 CACHE_ENV = "COURSE_CACHE_DIR"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
@@ -52,7 +53,9 @@ def cache_root() -> Path:
     """Where course-built checkpoints are kept."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
-    base = Path(os.environ["XDG_CACHE_HOME"]).expanduser() if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    base = (
+        Path(os.environ["XDG_CACHE_HOME"]).expanduser() if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    )
     return base / "bert-transfer-course"
 
 
@@ -67,8 +70,9 @@ def checkpoint_dir(recipe: PretrainRecipe | None = None) -> Path:
     return cache_root() / f"bert-books-{recipe_key(recipe or course_recipe())}"
 
 
-def save_checkpoint(model, tokenizer, recipe: PretrainRecipe, *, folder: Path | str | None = None,
-                    summary: dict[str, Any] | None = None) -> Path:
+def save_checkpoint(
+    model, tokenizer, recipe: PretrainRecipe, *, folder: Path | str | None = None, summary: dict[str, Any] | None = None
+) -> Path:
     """Save model + tokenizer with a manifest, whole or not at all; returns the folder.
 
     ``summary`` (e.g. held-out losses) is stored in the manifest for whoever loads the checkpoint later.
@@ -81,8 +85,13 @@ def save_checkpoint(model, tokenizer, recipe: PretrainRecipe, *, folder: Path | 
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
-        manifest = {"format": FORMAT_VERSION, "recipe_key": recipe_key(recipe), "recipe": asdict(recipe),
-                    "files": files, "summary": summary or {}}
+        manifest = {
+            "format": FORMAT_VERSION,
+            "recipe_key": recipe_key(recipe),
+            "recipe": asdict(recipe),
+            "files": files,
+            "summary": summary or {},
+        }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2))
         if folder.exists():
             shutil.rmtree(folder)
@@ -149,8 +158,8 @@ def unigram_loss(train_blocks, eval_blocks, tokenizer, seed: int = 0) -> float:
     log_p = (counts / counts.sum()).log()
     g = torch.Generator().manual_seed(seed)
     nll = []
-    for start in range(0, eval_blocks.shape[0], 64):     # the batches heldout_loss masks, in its order
-        labels = mask_tokens(eval_blocks[start:start + 64], tokenizer, generator=g).labels
+    for start in range(0, eval_blocks.shape[0], 64):  # the batches heldout_loss masks, in its order
+        labels = mask_tokens(eval_blocks[start : start + 64], tokenizer, generator=g).labels
         nll.append(-log_p[labels[labels != IGNORE_INDEX]])
     return torch.cat(nll).mean().item()
 
@@ -169,22 +178,39 @@ def build(recipe: PretrainRecipe, progress: bool | None = None):
         sinusoidal_positions_(model, recipe.sinusoid_scale)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     history = pretrain_mlm(
-        model.to(device), tokenizer, train_blocks, eval_blocks, steps=recipe.steps, batch_size=recipe.batch_size,
-        lr=recipe.lr, warmup_steps=recipe.warmup_steps, eval_every=recipe.eval_every, seed=recipe.seed,
-        mlm_probability=recipe.mlm_probability, mixed_precision=False, progress=progress,
+        model.to(device),
+        tokenizer,
+        train_blocks,
+        eval_blocks,
+        steps=recipe.steps,
+        batch_size=recipe.batch_size,
+        lr=recipe.lr,
+        warmup_steps=recipe.warmup_steps,
+        eval_every=recipe.eval_every,
+        seed=recipe.seed,
+        mlm_probability=recipe.mlm_probability,
+        mixed_precision=False,
+        progress=progress,
     )
-    summary = {"heldout_loss_start": history.eval_loss[0], "heldout_loss_end": history.eval_loss[-1],
-               "unigram_loss": unigram_loss(train_blocks, eval_blocks, tokenizer, recipe.seed),
-               "eval_step": history.eval_step, "eval_loss": history.eval_loss,
-               "train_tokens": int(train_blocks.numel()), "tokens_seen": recipe.steps * history.tokens_per_step,
-               "seconds": round(history.seconds, 1), "tokens_per_second": round(history.tokens_per_second),
-               "device": torch.cuda.get_device_name() if device == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
-               "trained_by": "course_utils.course_bert.build"}
+    summary = {
+        "heldout_loss_start": history.eval_loss[0],
+        "heldout_loss_end": history.eval_loss[-1],
+        "unigram_loss": unigram_loss(train_blocks, eval_blocks, tokenizer, recipe.seed),
+        "eval_step": history.eval_step,
+        "eval_loss": history.eval_loss,
+        "train_tokens": int(train_blocks.numel()),
+        "tokens_seen": recipe.steps * history.tokens_per_step,
+        "seconds": round(history.seconds, 1),
+        "tokens_per_second": round(history.tokens_per_second),
+        "device": torch.cuda.get_device_name() if device == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
+        "trained_by": "course_utils.course_bert.build",
+    }
     return model.cpu(), tokenizer, history, summary
 
 
-def ensure_checkpoint(recipe: PretrainRecipe | None = None, *, rebuild: bool = False,
-                      progress: bool | None = None) -> Path:
+def ensure_checkpoint(
+    recipe: PretrainRecipe | None = None, *, rebuild: bool = False, progress: bool | None = None
+) -> Path:
     """The folder of a verified checkpoint for ``recipe``: the cache if whole, else trained now and cached."""
     recipe = recipe or course_recipe()
     folder = checkpoint_dir(recipe)
@@ -194,9 +220,11 @@ def ensure_checkpoint(recipe: PretrainRecipe | None = None, *, rebuild: bool = F
     if problem != "not there":
         print(f"[course] the cached checkpoint {folder} is unusable ({problem}); rebuilding it")
     else:
-        print(f"[course] no cached checkpoint at {folder}; training it now, once for this machine "
-              f"({recipe.steps:,} steps: about ten minutes on 2 CPU cores, or `make course` / "
-              f"`python -m course_utils.build_course_bert` ahead of time)")
+        print(
+            f"[course] no cached checkpoint at {folder}; training it now, once for this machine "
+            f"({recipe.steps:,} steps: about ten minutes on 2 CPU cores, or `make course` / "
+            f"`python -m course_tools.build_course_bert` ahead of time)"
+        )
     model, tokenizer, _, summary = build(recipe, progress)
     return save_checkpoint(model, tokenizer, recipe, folder=folder, summary=summary)
 
@@ -222,8 +250,10 @@ def describe(folder: Path) -> str:
     """One line on what a checkpoint folder holds, for the resolver's '[model] name <- ...' line."""
     recipe = json.loads((Path(folder) / MANIFEST).read_text())["recipe"]
     s = recipe["size"]
-    return (f"course checkpoint {describe_path(folder)} (BERT {s['layers']} layers, hidden {s['hidden']}, "
-            f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the course's books)")
+    return (
+        f"course checkpoint {describe_path(folder)} (BERT {s['layers']} layers, hidden {s['hidden']}, "
+        f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the course's books)"
+    )
 
 
 def provide() -> tuple[Path, str]:
@@ -231,4 +261,3 @@ def provide() -> tuple[Path, str]:
     module only when a lesson first asks for the checkpoint)."""
     folder = ensure_checkpoint()
     return folder, describe(folder)
-

@@ -13,6 +13,7 @@ by word), returns new lists without touching its input, and takes ``rng``: a ``r
 
 Lesson 04 introduces these objectives and shows each on a sentence.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,8 @@ from typing import Any, NamedTuple
 class SpanCorruption(NamedTuple):
     """T5's input/target pair; unpacks as ``inputs, targets = corrupt_spans(...)``."""
 
-    inputs: list    # kept tokens, one sentinel where each dropped span was
-    targets: list   # sentinel 0, span 0, sentinel 1, span 1, ..., final sentinel
+    inputs: list  # kept tokens, one sentinel where each dropped span was
+    targets: list  # sentinel 0, span 0, sentinel 1, span 1, ..., final sentinel
 
 
 class InfillingSpan(NamedTuple):
@@ -47,19 +48,24 @@ def _random(rng: random.Random | int | None) -> random.Random:
 
 def _document(tokens: Sequence[Any], at_least: int = 1) -> list:
     if isinstance(tokens, str):
-        raise TypeError("tokens must be a sequence of tokens, not a str: split the text first (str.split or a "
-                        "tokenizer).")
+        raise TypeError(
+            "tokens must be a sequence of tokens, not a str: split the text first (str.split or a tokenizer)."
+        )
     tokens = list(tokens)
     if len(tokens) < at_least:
         what = "an empty document" if not tokens else f"a document of {len(tokens)} token"
-        raise ValueError(f"Cannot corrupt {what}: this noising needs at least {at_least} token"
-                         f"{'s' if at_least > 1 else ''}.")
+        raise ValueError(
+            f"Cannot corrupt {what}: this noising needs at least {at_least} token{'s' if at_least > 1 else ''}."
+        )
     return tokens
 
 
 def _fraction(name: str, value: float, *, low_open: bool = True) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (
-        0 < value < 1 if low_open else 0 <= value < 1)
+    ok = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and (0 < value < 1 if low_open else 0 <= value < 1)
+    )
     if not ok:
         interval = "(0, 1)" if low_open else "[0, 1)"
         raise ValueError(f"{name} must be a number in {interval}; got {value!r}.")
@@ -75,8 +81,9 @@ def random_segmentation(total: int, parts: int, rng: random.Random | int | None 
     return [end - start for start, end in zip([0, *cuts], [*cuts, total])]
 
 
-def noise_span_mask(length: int, noise_density: float = 0.15, mean_span_length: float = 3.0,
-                    rng: random.Random | int | None = None) -> list[bool]:
+def noise_span_mask(
+    length: int, noise_density: float = 0.15, mean_span_length: float = 3.0, rng: random.Random | int | None = None
+) -> list[bool]:
     """Which of ``length`` positions T5 drops: ``round(length * noise_density)`` of them (at least 1, at most
     ``length - 1``) in ``round(noise / mean_span_length)`` spans (at least 1); span and gap lengths are random
     segmentations, and the sequence starts with kept tokens and ends with a dropped span, as in T5's own code.
@@ -85,8 +92,9 @@ def noise_span_mask(length: int, noise_density: float = 0.15, mean_span_length: 
     if not isinstance(mean_span_length, (int, float)) or isinstance(mean_span_length, bool) or mean_span_length < 1:
         raise ValueError(f"mean_span_length must be a number >= 1; got {mean_span_length!r}.")
     if not isinstance(length, int) or length < 2:
-        raise ValueError(f"Span corruption needs a document of at least 2 tokens (one kept, one dropped); "
-                         f"got length {length!r}.")
+        raise ValueError(
+            f"Span corruption needs a document of at least 2 tokens (one kept, one dropped); got length {length!r}."
+        )
     rng = _random(rng)
     num_noise = min(max(round(length * noise_density), 1), length - 1)
     num_spans = min(max(round(num_noise / mean_span_length), 1), num_noise, length - num_noise)
@@ -119,11 +127,15 @@ def corrupt_spans(tokens: Sequence[Any], noise_mask: Sequence[bool], sentinels: 
         raise ValueError(f"noise_mask has {len(noise_mask)} entries for {len(tokens)} tokens; they must match.")
     spans = count_spans(noise_mask)
     if spans + 1 > len(sentinels):
-        raise ValueError(f"{spans} noise spans need {spans + 1} sentinels (one per span and a final one); only "
-                         f"{len(sentinels)} given. Lower noise_density, raise mean_span_length, shorten the "
-                         f"document, or add sentinel tokens.")
+        raise ValueError(
+            f"{spans} noise spans need {spans + 1} sentinels (one per span and a final one); only "
+            f"{len(sentinels)} given. Lower noise_density, raise mean_span_length, shorten the "
+            f"document, or add sentinel tokens."
+        )
     if any(s in sentinels for s in tokens):
-        raise ValueError("The document already contains a sentinel token; sentinels must be tokens that text never has.")
+        raise ValueError(
+            "The document already contains a sentinel token; sentinels must be tokens that text never has."
+        )
     inputs, targets, span = [], [], -1
     for i, (token, noisy) in enumerate(zip(tokens, noise_mask)):
         if noisy and (i == 0 or not noise_mask[i - 1]):
@@ -135,8 +147,13 @@ def corrupt_spans(tokens: Sequence[Any], noise_mask: Sequence[bool], sentinels: 
     return SpanCorruption(inputs, targets)
 
 
-def span_corruption(tokens: Sequence[Any], sentinels: Sequence[Any], noise_density: float = 0.15,
-                    mean_span_length: float = 3.0, rng: random.Random | int | None = None) -> SpanCorruption:
+def span_corruption(
+    tokens: Sequence[Any],
+    sentinels: Sequence[Any],
+    noise_density: float = 0.15,
+    mean_span_length: float = 3.0,
+    rng: random.Random | int | None = None,
+) -> SpanCorruption:
     """T5's pretraining example for one document: ``noise_span_mask`` then ``corrupt_spans``."""
     tokens = _document(tokens, at_least=2)
     return corrupt_spans(tokens, noise_span_mask(len(tokens), noise_density, mean_span_length, rng), sentinels)
@@ -170,8 +187,9 @@ def _positions(n: int, ratio: float, rng: random.Random) -> set[int]:
     return set(rng.sample(range(n), round(n * ratio)))
 
 
-def token_masking(tokens: Sequence[Any], mask_token: Any, ratio: float = 0.15,
-                  rng: random.Random | int | None = None) -> list:
+def token_masking(
+    tokens: Sequence[Any], mask_token: Any, ratio: float = 0.15, rng: random.Random | int | None = None
+) -> list:
     """BART's token masking: ``round(len * ratio)`` random tokens become ``mask_token`` (as in BERT)."""
     tokens, ratio = _document(tokens), _fraction("ratio", ratio, low_open=False)
     chosen = _positions(len(tokens), ratio, _random(rng))
@@ -194,8 +212,9 @@ def poisson(lam: float, rng: random.Random) -> int:
     return k
 
 
-def infilling_spans(length: int, ratio: float = 0.3, poisson_lambda: float = 3.0,
-                    rng: random.Random | int | None = None) -> list[InfillingSpan]:
+def infilling_spans(
+    length: int, ratio: float = 0.3, poisson_lambda: float = 3.0, rng: random.Random | int | None = None
+) -> list[InfillingSpan]:
     """Choose BART's text-infilling spans for a document of ``length`` tokens: span lengths drawn from
     Poisson(``poisson_lambda``), placed where no other span is, until ``round(length * ratio)`` tokens are covered
     (the last span is cut to fit). Zero-length spans are kept: each inserts a mask. Returned sorted by position."""
@@ -206,15 +225,18 @@ def infilling_spans(length: int, ratio: float = 0.3, poisson_lambda: float = 3.0
         raise ValueError(f"Cannot infill an empty document (length {length!r}).")
     rng = _random(rng)
     covered = [False] * length
-    used_gaps: set[int] = set()        # boundaries that already hold an inserted (zero-length) mask
+    used_gaps: set[int] = set()  # boundaries that already hold an inserted (zero-length) mask
     spans: list[InfillingSpan] = []
     remaining = round(length * ratio)
     while remaining > 0:
         span_length = min(poisson(poisson_lambda, rng), remaining)
         if span_length == 0:
             # a boundary i (before token i) not inside a span, not beside one, and not used yet
-            gaps = [i for i in range(length + 1) if i not in used_gaps
-                    and not (i > 0 and covered[i - 1]) and not (i < length and covered[i])]
+            gaps = [
+                i
+                for i in range(length + 1)
+                if i not in used_gaps and not (i > 0 and covered[i - 1]) and not (i < length and covered[i])
+            ]
             if gaps:
                 gap = rng.choice(gaps)
                 used_gaps.add(gap)
@@ -222,13 +244,16 @@ def infilling_spans(length: int, ratio: float = 0.3, poisson_lambda: float = 3.0
             continue
         # free tokens, with no inserted mask strictly inside (one at either edge is fine: two masks side by side,
         # as when two spans meet)
-        starts = [i for i in range(length - span_length + 1) if not any(covered[i:i + span_length])
-                  and not any(g in used_gaps for g in range(i + 1, i + span_length))]
-        if not starts:          # the free stretches are too short for this length: cover one free token instead
+        starts = [
+            i
+            for i in range(length - span_length + 1)
+            if not any(covered[i : i + span_length]) and not any(g in used_gaps for g in range(i + 1, i + span_length))
+        ]
+        if not starts:  # the free stretches are too short for this length: cover one free token instead
             span_length = 1
-            starts = [i for i in range(length) if not covered[i]]     # never empty: fewer than `length` are covered
+            starts = [i for i in range(length) if not covered[i]]  # never empty: fewer than `length` are covered
         start = rng.choice(starts)
-        covered[start:start + span_length] = [True] * span_length
+        covered[start : start + span_length] = [True] * span_length
         spans.append(InfillingSpan(start, span_length))
         remaining -= span_length
     return sorted(spans)
@@ -244,8 +269,13 @@ def apply_infilling(tokens: Sequence[Any], spans: Sequence[InfillingSpan], mask_
     return out + tokens[position:]
 
 
-def text_infilling(tokens: Sequence[Any], mask_token: Any, ratio: float = 0.3, poisson_lambda: float = 3.0,
-                   rng: random.Random | int | None = None) -> list:
+def text_infilling(
+    tokens: Sequence[Any],
+    mask_token: Any,
+    ratio: float = 0.3,
+    poisson_lambda: float = 3.0,
+    rng: random.Random | int | None = None,
+) -> list:
     """BART's text infilling (its best noising, with ``ratio`` 0.3 and lambda 3): spans with Poisson lengths become a
     single mask each, so the model must also work out how many tokens are missing."""
     tokens = _document(tokens)
@@ -263,8 +293,9 @@ def split_sentences(tokens: Sequence[Any], sentence_ends: Container) -> list[lis
     return sentences + ([current] if current else [])
 
 
-def sentence_permutation(tokens: Sequence[Any], sentence_ends: Container = (".", "!", "?"),
-                         rng: random.Random | int | None = None) -> list:
+def sentence_permutation(
+    tokens: Sequence[Any], sentence_ends: Container = (".", "!", "?"), rng: random.Random | int | None = None
+) -> list:
     """BART's sentence permutation: the document's sentences (ended by a token in ``sentence_ends``) in random order."""
     sentences = split_sentences(_document(tokens), sentence_ends)
     _random(rng).shuffle(sentences)

@@ -1,27 +1,26 @@
 """Fine-tuning an encoder: encode a GLUE task, batch efficiently, train, predict, score.
 
 Batches are padded only to their own longest sequence (``DataCollatorWithPadding``) and, when asked, drawn by
-transformers' ``LengthGroupedSampler`` so that sequences of similar length share a batch. The training loop runs on
-accelerate (``course_utils.engine``). ``fine_tune`` trains any
+transformers' ``LengthGroupedSampler`` so that sequences of similar length share a batch. The steps are the course's
+one training loop (``course_utils.training_loop``). ``fine_tune`` trains any
 transformers head that returns ``.loss`` (sequence or token classification, question answering);
 ``train_classifier`` / ``predict`` / ``score`` are its GLUE versions (regression when num_labels=1), and
 ``forward_rows`` gives per-token outputs for token classification and QA.
 
-Lesson 03a introduces this loop (its steps are shown in the open there); 03b-03d, 05, 07 and 08 reuse it.
+Lesson 03a introduces this loop (its steps are shown in the open there); 03b, 03c, 03d, 05, 07 and 08 reuse it.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 from transformers import DataCollatorWithPadding, EvalPrediction, get_linear_schedule_with_warmup
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-from .engine import accelerator_for, check_divides, EpochBatches, forever, loader, my_slice
 from .glue import check_num_labels, glue_task
 from .metrics import load_metric
-from .quiet import is_quiet
 from .training import adamw, check_fits, shortest_first
+from .training_loop import EpochBatches, accelerator_for, check_divides, floats, loader, progress_bar, train_steps
 
 
 def check_max_length(model, max_length: int) -> None:
@@ -47,16 +46,28 @@ def encode_task(tokenizer, dataset, task: str, max_length: int) -> list[dict]:
     return [{**{k: enc[k][i] for k in keys}, "labels": labels[i]} for i in range(len(labels))]
 
 
-def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: float = 5e-5, batch_size: int = 32,
-              warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0, collate=None,
-              mixed_precision: bool | None = None, progress: bool | None = None,
-              desc: str = "fine-tuning") -> list[float]:
+def fine_tune(
+    model,
+    tokenizer,
+    train: list[dict],
+    *,
+    epochs: float = 1,
+    lr: float = 5e-5,
+    batch_size: int = 32,
+    warmup_ratio: float = 0.1,
+    weight_decay: float = 0.01,
+    seed: int = 0,
+    collate=None,
+    mixed_precision: bool | None = None,
+    progress: bool | None = None,
+    desc: str = "fine-tuning",
+) -> list[float]:
     """The fine-tuning loop for any transformers head that returns ``.loss`` (sequence or token classification,
     question answering): AdamW, linear warmup then decay over ``epochs`` passes (fractions allowed), gradient
     clipping at 1.0, length-grouped dynamically padded batches from a ``DataLoader``. Returns the loss of every step.
 
     Only parameters with ``requires_grad`` are trained, so a frozen encoder trains just its head. The loop runs on
-    accelerate (``course_utils.engine``): one CPU or GPU, or several processes under ``accelerate launch``, where
+    accelerate (``course_utils.training_loop``): one CPU or GPU, or several processes under ``accelerate launch``, where
     ``batch_size`` is the global batch, split evenly (there, an epoch's last, shorter batch is left out).
     ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16); None follows the running
     profile (on in ``full``, so bert-base fine-tunes in 16-bit on a GPU).
@@ -73,49 +84,71 @@ def fine_tune(model, tokenizer, train: list[dict], *, epochs: float = 1, lr: flo
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = adamw(trainable, lr=lr, weight_decay=weight_decay)
     lengths = [len(e["input_ids"]) for e in train]
-    sampler = EpochBatches(len(train), batch_size, drop_last=accelerator.num_processes > 1, order=lambda epoch: list(
-        LengthGroupedSampler(batch_size, lengths=lengths, generator=torch.Generator().manual_seed(seed + epoch))))
+    sampler = EpochBatches(
+        len(train),
+        batch_size,
+        drop_last=accelerator.num_processes > 1,
+        order=lambda epoch: list(
+            LengthGroupedSampler(batch_size, lengths=lengths, generator=torch.Generator().manual_seed(seed + epoch))
+        ),
+    )
     total = max(1, round(epochs * len(sampler)))
     schedule = get_linear_schedule_with_warmup(optimizer, round(warmup_ratio * total), total)
     rows = loader(train, sampler, collate or DataCollatorWithPadding(tokenizer))
-    wrapped, optimizer, schedule = accelerator.prepare(model, optimizer, schedule)
-    # Each step's loss stays on the device until the end: float() every step would make the host wait for each GPU
-    # step before queuing the next one.
-    losses: list[torch.Tensor] = []
-    show = (is_quiet() if progress is None else not progress) or not accelerator.is_main_process
-    bar = tqdm(total=total, desc=desc, disable=show, leave=False)
-    wrapped.train()
-    stream = forever(rows)
-    for _ in range(total):
-        batch = my_slice(next(stream), accelerator)
-        with accelerator.autocast():
-            loss = wrapped(**batch).loss
-        accelerator.backward(loss)
-        accelerator.clip_grad_norm_(trainable, 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(accelerator.reduce(loss.detach(), reduction="mean"))
-        bar.update(1)
+    bar = progress_bar(total, desc, accelerator, progress)
+    run = train_steps(
+        model,
+        optimizer,
+        schedule,
+        rows,
+        total,
+        accelerator=accelerator,
+        loss=lambda prepared, batch: prepared(**batch).loss,
+        bar=bar,
+    )
+    losses = [step.loss for step in run]  # left on the device until the end: one wait, not one per step
     bar.close()
-    accelerator.unwrap_model(wrapped, keep_fp32_wrapper=False)   # the caller's model, without accelerate's wrappers
     model.eval()
-    return torch.stack(losses).float().tolist()
+    return floats(losses)
 
 
-def train_classifier(model, tokenizer, train: list[dict], task: str, *, epochs: float = 1, lr: float = 5e-5,
-                     batch_size: int = 32, warmup_ratio: float = 0.1, weight_decay: float = 0.01, seed: int = 0,
-                     mixed_precision: bool | None = None, progress: bool | None = None) -> list[float]:
+def train_classifier(
+    model,
+    tokenizer,
+    train: list[dict],
+    task: str,
+    *,
+    epochs: float = 1,
+    lr: float = 5e-5,
+    batch_size: int = 32,
+    warmup_ratio: float = 0.1,
+    weight_decay: float = 0.01,
+    seed: int = 0,
+    mixed_precision: bool | None = None,
+    progress: bool | None = None,
+) -> list[float]:
     """``fine_tune`` for a GLUE task's ``AutoModelForSequenceClassification`` (its num_labels is checked first)."""
     check_num_labels(model, task)
-    return fine_tune(model, tokenizer, train, epochs=epochs, lr=lr, batch_size=batch_size, warmup_ratio=warmup_ratio,
-                     weight_decay=weight_decay, seed=seed, mixed_precision=mixed_precision, progress=progress,
-                     desc=f"fine-tuning on {task}")
+    return fine_tune(
+        model,
+        tokenizer,
+        train,
+        epochs=epochs,
+        lr=lr,
+        batch_size=batch_size,
+        warmup_ratio=warmup_ratio,
+        weight_decay=weight_decay,
+        seed=seed,
+        mixed_precision=mixed_precision,
+        progress=progress,
+        desc=f"fine-tuning on {task}",
+    )
 
 
 @torch.no_grad()
-def forward_rows(model, tokenizer, encoded: list[dict], outputs: tuple[str, ...] = ("logits",), batch_size: int = 64,
-                 collate=None) -> dict[str, list[np.ndarray]]:
+def forward_rows(
+    model, tokenizer, encoded: list[dict], outputs: tuple[str, ...] = ("logits",), batch_size: int = 64, collate=None
+) -> dict[str, list[np.ndarray]]:
     """Per-token model outputs, one array per example, unpadded: ``{"logits": [array [T_i, C], ...]}`` for token
     classification, ``{"start_logits": [[T_i], ...], "end_logits": ...}`` for question answering; in the order of
     ``encoded``."""

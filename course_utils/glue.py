@@ -2,10 +2,11 @@
 
     GLUE_TASKS["mrpc"].metrics        # ('f1', 'accuracy')
     glue_table()                      # all nine as a pandas DataFrame
-    load_glue("rte", "validation")    # hub nyu-mll/glue when reachable, else the mirror; clear error when neither has it
+    load_glue("rte", "validation")    # hub nyu-mll/glue when reachable, else the mirror; an error when neither has it
 
 Lesson 03a introduces the tasks; 03b, 04, 07 and 08 load them from here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,10 +24,10 @@ class GlueTask:
 
     name: str
     description: str
-    inputs: tuple[str, ...]        # text columns: one sentence, or a pair joined by [SEP] with segment ids 0 / 1
-    labels: tuple[str, ...]        # class names in label-id order
-    sizes: dict[str, int]          # rows per split (hub version)
-    metrics: tuple[str, ...]       # what the GLUE leaderboard reports, main metric first
+    inputs: tuple[str, ...]  # text columns: one sentence, or a pair joined by [SEP] with segment ids 0 / 1
+    labels: tuple[str, ...]  # class names in label-id order
+    sizes: dict[str, int]  # rows per split (hub version)
+    metrics: tuple[str, ...]  # what the GLUE leaderboard reports, main metric first
     validation_split: str = "validation"
 
     @property
@@ -48,6 +49,7 @@ def _task(name, description, inputs, labels, train, validation, test, metrics, v
     return GlueTask(name, description, inputs, labels, sizes, metrics, validation_split)
 
 
+# fmt: off
 GLUE_TASKS: dict[str, GlueTask] = {t.name: t for t in [
     _task("cola", "grammatical acceptability", ("sentence",), ("unacceptable", "acceptable"),
           8551, 1043, 1063, ("matthews_correlation",)),
@@ -67,6 +69,7 @@ GLUE_TASKS: dict[str, GlueTask] = {t.name: t for t in [
     _task("wnli", "pronoun resolution as entailment", ("sentence1", "sentence2"), ("not_entailment", "entailment"),
           635, 71, 146, ("accuracy",)),
 ]}
+# fmt: on
 
 
 def glue_task(name: str) -> GlueTask:
@@ -79,11 +82,20 @@ def glue_task(name: str) -> GlueTask:
 
 def glue_table():
     """All nine tasks in one DataFrame: inputs, labels, sizes, metrics."""
-    return pd.DataFrame([{
-        "task": t.name, "what": t.description, "inputs": " + ".join(t.inputs),
-        "labels": ", ".join(t.labels) if t.labels else "score 0-5 (regression)",
-        "train": t.sizes["train"], "validation": t.sizes[t.validation_split], "metric": ", ".join(t.metrics),
-    } for t in GLUE_TASKS.values()]).set_index("task")
+    return pd.DataFrame(
+        [
+            {
+                "task": t.name,
+                "what": t.description,
+                "inputs": " + ".join(t.inputs),
+                "labels": ", ".join(t.labels) if t.labels else "score 0-5 (regression)",
+                "train": t.sizes["train"],
+                "validation": t.sizes[t.validation_split],
+                "metric": ", ".join(t.metrics),
+            }
+            for t in GLUE_TASKS.values()
+        ]
+    ).set_index("task")
 
 
 def load_glue(task: str, split: str | None = None):
@@ -104,7 +116,7 @@ def load_glue(task: str, split: str | None = None):
             f"mirror in hub layout. Offline, the mirror has: cola, sst2, mrpc, stsb, rte, wnli (train and "
             "validation) and the qnli validation set."
         ) from err
-    for part in ([ds] if split is not None else ds.values()):
+    for part in [ds] if split is not None else ds.values():
         missing = [c for c in (*t.inputs, "label") if c not in part.column_names]
         if missing:
             raise ValueError(f"GLUE {t.name}: column(s) {missing} missing; found {part.column_names}.")

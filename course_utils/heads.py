@@ -1,11 +1,12 @@
 """A sentence (or sentence-pair) classifier on any encoder: pool the token vectors, then one linear layer.
 
-Lesson 03a writes this head by hand; later lessons reuse this tested copy. Mean pooling suits encoders trained to
-make mean-pooled vectors meaningful (sentence-transformers models such as all-MiniLM-L6-v2); CLS pooling suits BERT
-as pretrained with next-sentence prediction. ``num_labels=1`` makes it a regressor (mean-squared error), like
-``AutoModelForSequenceClassification``. It returns a ``SequenceClassifierOutput``, so the course's loop, ``predict``
-and transformers' ``Trainer`` all take it.
+Lesson 03a writes this head by hand; 03b, 07 and 08 reuse this tested copy (08 its ``pool``). Mean pooling suits
+encoders trained to make mean-pooled vectors meaningful (sentence-transformers models such as all-MiniLM-L6-v2); CLS
+pooling suits BERT as pretrained with next-sentence prediction. ``num_labels=1`` makes it a regressor (mean-squared
+error), like ``AutoModelForSequenceClassification``. It returns a ``SequenceClassifierOutput``, so the course's loop,
+``predict`` and transformers' ``Trainer`` all take it.
 """
+
 from __future__ import annotations
 
 import copy
@@ -27,7 +28,7 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> to
     if pooling == "cls":
         return hidden[:, 0]
     if pooling == "mean":
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)            # [B, T, 1]
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # [B, T, 1]
         return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
     raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}.")
 
@@ -52,9 +53,10 @@ class PooledClassifier(nn.Module):
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None) -> SequenceClassifierOutput:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state                # [B, T, H]
-        logits = self.head(self.dropout(pool(hidden, attention_mask, self.pooling)))         # [B, C]
+        hidden = self.encoder(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state  # [B, T, H]
+        logits = self.head(self.dropout(pool(hidden, attention_mask, self.pooling)))  # [B, C]
         loss = None
         if labels is not None:
             if self.config.num_labels == 1:

@@ -12,11 +12,13 @@ Every random choice takes an optional ``torch.Generator`` (or ``random.Random``)
 
 Lesson 01 introduces these functions (and writes BERT's 80/10/10 rule by hand first); 02 and 07 reuse them.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import torch
 
@@ -27,7 +29,7 @@ class MaskedBatch(NamedTuple):
     """A masked batch; unpacks as ``inputs, labels = mask_tokens(...)``."""
 
     input_ids: torch.Tensor  # [B, T] corrupted inputs
-    labels: torch.Tensor     # [B, T] original id where selected, IGNORE_INDEX elsewhere
+    labels: torch.Tensor  # [B, T] original id where selected, IGNORE_INDEX elsewhere
 
 
 # ------------------------------------------------------------------------------------------------------ validation
@@ -73,7 +75,9 @@ def mask_token_id(tokenizer: Any) -> int:
     return int(mask_id)
 
 
-def maskable_positions(input_ids: torch.Tensor, tokenizer: Any, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+def maskable_positions(
+    input_ids: torch.Tensor, tokenizer: Any, attention_mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """Bool [B, T]: True where a token may be selected (not special, not padding)."""
     ids = _as_batch(input_ids)
     special = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=ids.dtype)
@@ -239,7 +243,7 @@ def span_mask(
         draws = torch.rand(tries, generator=generator).tolist()
         taken: set[int] = set()
         for length, start, draw in zip(lengths, starts, draws):
-            span = [p for unit in units[start:start + length] for p in unit if p not in taken]
+            span = [p for unit in units[start : start + length] for p in unit if p not in taken]
             if not span or len(taken) + len(span) > budget:
                 continue
             taken.update(span)
@@ -247,12 +251,15 @@ def span_mask(
             if len(taken) == budget:
                 break
         selected[b, list(taken)] = True
-    return replace_selected(ids, selected, mask_id, len(tokenizer), mask_replace_prob, random_replace_prob,
-                            generator, choice=choice)
+    return replace_selected(
+        ids, selected, mask_id, len(tokenizer), mask_replace_prob, random_replace_prob, generator, choice=choice
+    )
 
 
 # ------------------------------------------------------------------------------------------------------ statistics
-def masking_rates(original_ids: torch.Tensor, batch: MaskedBatch, mask_id: int, maskable: torch.Tensor) -> dict[str, float]:
+def masking_rates(
+    original_ids: torch.Tensor, batch: MaskedBatch, mask_id: int, maskable: torch.Tensor
+) -> dict[str, float]:
     """Realised rates: share of maskable tokens selected, and how the selected ones were corrupted.
 
     A random draw that happens to hit the original token counts as kept (it is indistinguishable), so the kept
@@ -302,10 +309,13 @@ def make_nsp_pairs(
     docs = [list(d) for d in documents if len(d) > 0]
     if len(docs) < 2:
         raise ValueError(
-            f"make_nsp_pairs needs at least 2 non-empty documents (random B comes from another document); got {len(docs)}."
+            f"make_nsp_pairs needs at least 2 non-empty documents (random B comes from another document); "
+            f"got {len(docs)}."
         )
     if not any(len(d) >= 2 for d in docs):
-        raise ValueError("make_nsp_pairs needs at least one document with 2 or more sentences to form a true next pair.")
+        raise ValueError(
+            "make_nsp_pairs needs at least one document with 2 or more sentences to form a true next pair."
+        )
     rng = rng or random.Random(0)
     pairs = []
     for i, doc in enumerate(docs):

@@ -3,8 +3,10 @@
 Paragraphs are tokenized, joined end to end with ``[SEP]`` between them, and cut into blocks of
 ``[CLS] + (block_length - 2) pieces + [SEP]`` (RoBERTa's FULL-SENTENCES packing; Liu et al. 2019).
 
-Lesson 02 introduces packing and uses it for every pretraining run.
+Lesson 02 introduces packing and uses it for every pretraining run; ``corpus_blocks`` packs any corpus for continued
+pretraining with clear errors when there is too little text (lessons 05, 06, 07).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -35,6 +37,21 @@ def pack_blocks(texts: Sequence[str], tokenizer, block_length: int) -> torch.Ten
             f"(block_length={block_length} minus [CLS] and [SEP]). Give more text or a smaller block_length."
         )
     pieces = torch.tensor(stream[: n_blocks * body], dtype=torch.long).view(n_blocks, body)
-    return torch.cat(
-        [torch.full((n_blocks, 1), cls), pieces, torch.full((n_blocks, 1), sep)], dim=1
-    )
+    return torch.cat([torch.full((n_blocks, 1), cls), pieces, torch.full((n_blocks, 1), sep)], dim=1)
+
+
+def corpus_blocks(texts: Sequence[str], tokenizer, block_length: int, min_blocks: int = 1) -> torch.Tensor:
+    """A corpus packed into MLM blocks [N, block_length] (``pack_blocks``); raises when the corpus is
+    empty or gives fewer than ``min_blocks`` blocks (at least one training batch)."""
+    if isinstance(texts, str):
+        raise TypeError("corpus_blocks needs a list of texts, not one string.")
+    kept = [t for t in texts if isinstance(t, str) and t.strip()]
+    if not kept:
+        raise ValueError("The corpus is empty: it has no non-blank text. Give a list of sentences or paragraphs.")
+    blocks = pack_blocks(kept, tokenizer, block_length)
+    if blocks.shape[0] < min_blocks:
+        raise ValueError(
+            f"The corpus is too short: {len(kept)} texts make {blocks.shape[0]} block(s) of "
+            f"{block_length} tokens, and at least {min_blocks} are needed (one batch). Give more text."
+        )
+    return blocks

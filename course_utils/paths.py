@@ -1,4 +1,5 @@
 """Where the course is on this machine, and how to show a path to a reader (used by every lesson's printouts)."""
+
 from __future__ import annotations
 
 import os
@@ -27,7 +28,7 @@ def describe_path(path: Path | str) -> str:
         except ValueError:
             pass
     package = Path(__file__).resolve().parent
-    if path.is_relative_to(package):   # an installed course (site-packages): name the package, not the machine
+    if path.is_relative_to(package):  # an installed course (site-packages): name the package, not the machine
         return f"course_utils/{path.relative_to(package).as_posix()}"
     home = Path.home().resolve()
     return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)

@@ -9,6 +9,7 @@ The loop is short on purpose. What makes it fast on a CPU:
 
 Lesson 02 introduces this loop, writing its step by hand first; 05 and 07 reuse it.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,23 +18,42 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 from transformers import BertConfig, get_linear_schedule_with_warmup
 
-from .engine import accelerator_for, check_divides, EpochBatches, forever, global_normaliser, loader, my_slice
 from .masking import mask_tokens
 from .profiles import BertSize
-from .quiet import is_quiet
 from .training import IGNORE_INDEX, adamw, mlm_parts
+from .training_loop import (
+    EpochBatches,
+    accelerator_for,
+    check_divides,
+    floats,
+    global_normaliser,
+    loader,
+    progress_bar,
+    train_steps,
+)
 
-__all__ = ["BertSize", "History", "MaskedLMObjective", "bert_config", "check_blocks_fit", "heldout_loss", "masked_lm_loss",
-           "non_embedding_parameters", "pretrain_mlm", "sinusoidal_positions_"]
+__all__ = [
+    "BertSize",
+    "History",
+    "MaskedLMObjective",
+    "bert_config",
+    "check_blocks_fit",
+    "heldout_loss",
+    "masked_lm_loss",
+    "non_embedding_parameters",
+    "pretrain_mlm",
+    "sinusoidal_positions_",
+]
 
 
 def bert_config(vocab_size: int, size: BertSize, block_length: int, dropout: float = 0.1):
     """A ``BertConfig`` for ``size`` whose position embeddings cover ``block_length`` tokens."""
     if size.hidden % size.heads:
-        raise ValueError(f"hidden={size.hidden} must be divisible by heads={size.heads} (each head gets hidden/heads dims).")
+        raise ValueError(
+            f"hidden={size.hidden} must be divisible by heads={size.heads} (each head gets hidden/heads dims)."
+        )
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"dropout must be in [0, 1); got {dropout}.")
     return BertConfig(
@@ -56,10 +76,10 @@ def sinusoidal_positions_(model, scale: float):
     if not scale > 0:
         raise ValueError(f"scale must be a positive number; got {scale!r}.")
     table = model.get_input_embeddings().weight
-    positions = model.base_model.embeddings.position_embeddings.weight        # [P, H]
+    positions = model.base_model.embeddings.position_embeddings.weight  # [P, H]
     n, h = positions.shape
-    where = torch.arange(n, dtype=torch.float32)[:, None]                      # [P, 1]
-    freq = torch.exp(-math.log(10000.0) * torch.arange(0, h, 2, dtype=torch.float32) / h)   # [H/2]
+    where = torch.arange(n, dtype=torch.float32)[:, None]  # [P, 1]
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, h, 2, dtype=torch.float32) / h)  # [H/2]
     waves = torch.zeros(n, h)
     waves[:, 0::2], waves[:, 1::2] = torch.sin(where * freq), torch.cos(where * freq)[:, : h // 2]
     with torch.no_grad():
@@ -82,7 +102,9 @@ def non_embedding_parameters(model: torch.nn.Module) -> int:
 def check_blocks_fit(model: torch.nn.Module, blocks: torch.Tensor, batch_size: int) -> None:
     """Clear errors for blocks longer than the position embeddings, ids outside the vocabulary, bad batch sizes."""
     if blocks.dim() != 2 or blocks.dtype != torch.long:
-        raise ValueError(f"blocks must be a LongTensor [n_blocks, block_length]; got {blocks.dtype} of shape {tuple(blocks.shape)}.")
+        raise ValueError(
+            f"blocks must be a LongTensor [n_blocks, block_length]; got {blocks.dtype} of shape {tuple(blocks.shape)}."
+        )
     cfg = model.config
     if blocks.shape[1] > cfg.max_position_embeddings:
         raise ValueError(
@@ -95,11 +117,14 @@ def check_blocks_fit(model: torch.nn.Module, blocks: torch.Tensor, batch_size: i
             f"{cfg.vocab_size} entries: the tokenizer and the model do not belong together."
         )
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or not 1 <= batch_size <= blocks.shape[0]:
-        raise ValueError(f"batch_size must be an int between 1 and the number of blocks ({blocks.shape[0]}); got {batch_size!r}.")
+        raise ValueError(
+            f"batch_size must be an int between 1 and the number of blocks ({blocks.shape[0]}); got {batch_size!r}."
+        )
 
 
-def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor,
-                   attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+def masked_lm_loss(
+    model, input_ids: torch.Tensor, labels: torch.Tensor, attention_mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """MLM cross-entropy of a masked LM, projecting only the masked positions onto the vocabulary.
 
     input_ids, labels: [B, T] (labels = IGNORE_INDEX where nothing is predicted); attention_mask: [B, T], 1 for
@@ -112,9 +137,9 @@ def masked_lm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor,
     if parts is None:
         return model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
     encoder, head = parts
-    hidden = encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state   # [B, T, H]
-    where = labels != IGNORE_INDEX                                                           # [B, T]
-    return F.cross_entropy(head(hidden[where]).float(), labels[where])                       # [M, V] logits
+    hidden = encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # [B, T, H]
+    where = labels != IGNORE_INDEX  # [B, T]
+    return F.cross_entropy(head(hidden[where]).float(), labels[where])  # [M, V] logits
 
 
 class MaskedLMObjective(torch.nn.Module):
@@ -127,15 +152,16 @@ class MaskedLMObjective(torch.nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor,
-                normaliser: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, input_ids: torch.Tensor, labels: torch.Tensor, normaliser: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """input_ids, labels [B, T] -> the mean loss per masked token; with ``normaliser``, the sum of the losses
-        divided by it instead (a share of a global batch's mean, ``engine.global_normaliser``)."""
+        divided by it instead (a share of a global batch's mean, ``training_loop.global_normaliser``)."""
         if normaliser is None:
             return masked_lm_loss(self.model, input_ids, labels)
         encoder, head = mlm_parts(self.model)
         where = labels != IGNORE_INDEX
-        hidden = encoder(input_ids=input_ids).last_hidden_state[where]             # [M, H]
+        hidden = encoder(input_ids=input_ids).last_hidden_state[where]  # [M, H]
         return F.cross_entropy(head(hidden).float(), labels[where], reduction="sum") / normaliser
 
 
@@ -147,8 +173,9 @@ class MaskingCollator:
         self.tokenizer, self.mlm_probability, self.generator = tokenizer, mlm_probability, generator
 
     def __call__(self, rows: list[torch.Tensor]) -> dict[str, torch.Tensor]:
-        batch = mask_tokens(torch.stack(rows), self.tokenizer, mlm_probability=self.mlm_probability,
-                            generator=self.generator)
+        batch = mask_tokens(
+            torch.stack(rows), self.tokenizer, mlm_probability=self.mlm_probability, generator=self.generator
+        )
         return {"input_ids": batch.input_ids, "labels": batch.labels}
 
 
@@ -161,7 +188,7 @@ def heldout_loss(model, blocks: torch.Tensor, tokenizer, batch_size: int = 64, s
     g = torch.Generator().manual_seed(seed)
     total, count = 0.0, 0
     for start in range(0, blocks.shape[0], batch_size):
-        batch = mask_tokens(blocks[start:start + batch_size], tokenizer, generator=g)
+        batch = mask_tokens(blocks[start : start + batch_size], tokenizer, generator=g)
         n = int((batch.labels != IGNORE_INDEX).sum())
         if n:
             loss = masked_lm_loss(model, batch.input_ids.to(device), batch.labels.to(device))
@@ -180,10 +207,10 @@ class History:
     block_length: int
     train_step: list[int] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
-    lr: list[float] = field(default_factory=list)            # learning rate used at each step
+    lr: list[float] = field(default_factory=list)  # learning rate used at each step
     eval_step: list[int] = field(default_factory=list)
     eval_loss: list[float] = field(default_factory=list)
-    seconds: float = 0.0        # training time, evaluations excluded
+    seconds: float = 0.0  # training time, evaluations excluded
     non_embedding_params: int = 0
 
     @property
@@ -217,11 +244,10 @@ def pretrain_mlm(
 
     Blocks are drawn without replacement (a fresh permutation each epoch) and masked anew for every batch, in the
     collate function of a ``DataLoader`` (``MaskingCollator``). Linear warmup to ``lr`` over ``warmup_steps``, then
-    linear decay to 0 at ``steps`` (Devlin et al. 2019). The loop runs on accelerate (``course_utils.engine``): one
-    CPU or GPU, or several processes under ``accelerate launch``, where ``batch_size`` is the global batch, split
+    linear decay to 0 at ``steps`` (Devlin et al. 2019). The loop runs on accelerate (``course_utils.training_loop``):
+    one CPU or GPU, or several processes under ``accelerate launch``, where ``batch_size`` is the global batch, split
     evenly. ``mixed_precision``: autocast to bf16 (fp16 with loss scaling on GPUs without bf16); None follows the
-    running profile (on in ``full``).
-    """
+    running profile (on in ``full``)."""
     for name, value in (("steps", steps), ("eval_every", eval_every)):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int; got {value!r}.")
@@ -236,47 +262,44 @@ def pretrain_mlm(
     # steps)
     optimizer = adamw(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98), eps=1e-6, fused=False)
     schedule = get_linear_schedule_with_warmup(optimizer, warmup_steps, steps)
-    g = torch.Generator().manual_seed(seed)     # one stream for the order of the blocks and their masks
-    blocks = loader(train_blocks, EpochBatches(train_blocks.shape[0], batch_size,
-                                               lambda epoch: torch.randperm(train_blocks.shape[0], generator=g).tolist(),
-                                               drop_last=True),
-                    MaskingCollator(tokenizer, mlm_probability, g))
-    objective, optimizer, schedule = accelerator.prepare(MaskedLMObjective(model), optimizer, schedule)
+    g = torch.Generator().manual_seed(seed)  # one stream for the order of the blocks and their masks
+    blocks = loader(
+        train_blocks,
+        EpochBatches(
+            train_blocks.shape[0],
+            batch_size,
+            lambda epoch: torch.randperm(train_blocks.shape[0], generator=g).tolist(),
+            drop_last=True,
+        ),
+        MaskingCollator(tokenizer, mlm_probability, g),
+    )
     history = History(steps, batch_size, train_blocks.shape[1], non_embedding_params=non_embedding_parameters(model))
+
+    def loss(objective, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        normaliser = global_normaliser(accelerator, (batch["labels"] != IGNORE_INDEX).sum())
+        return objective(batch["input_ids"], batch["labels"], normaliser)
 
     def evaluate(step: int) -> None:
         history.eval_step.append(step)
         history.eval_loss.append(heldout_loss(model, eval_blocks, tokenizer, seed=seed))
 
-    show = ((not is_quiet()) if progress is None else progress) and accelerator.is_main_process
-    bar = tqdm(total=steps, desc="pretraining", disable=not show, leave=False)
+    bar = progress_bar(steps, "pretraining", accelerator, progress)
+    run = train_steps(
+        MaskedLMObjective(model), optimizer, schedule, blocks, steps, accelerator=accelerator, loss=loss, bar=bar
+    )
     evaluate(0)
-    model.train()
-    stream = forever(blocks)
-    pending: list[torch.Tensor] = []    # this interval's step losses, left on the device until the next evaluation
+    pending: list[torch.Tensor] = []  # this interval's step losses, left on the device until the next evaluation
     start = time.perf_counter()
-    for step in range(1, steps + 1):
-        batch = my_slice(next(stream), accelerator)
-        normaliser = global_normaliser(accelerator, (batch["labels"] != IGNORE_INDEX).sum())
-        with accelerator.autocast():
-            loss = objective(batch["input_ids"], batch["labels"], normaliser)
-        accelerator.backward(loss)
-        accelerator.clip_grad_norm_(objective.parameters(), 1.0)
-        history.lr.append(schedule.get_last_lr()[0])
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad(set_to_none=True)
-        history.train_step.append(step)
-        # no float() here: on a GPU it would make the host wait for every step before queuing the next one
-        pending.append(accelerator.reduce(loss.detach(), reduction="mean"))
-        bar.update(1)
-        if step % eval_every == 0 or step == steps:
-            history.train_loss += torch.stack(pending).float().tolist()   # one wait per evaluation, then the clock
+    for step in run:
+        history.train_step.append(step.number)
+        history.lr.append(step.lr)
+        pending.append(step.loss)
+        if step.number % eval_every == 0 or step.number == steps:
+            history.train_loss += floats(pending)  # one wait for the device per evaluation, then the clock
             pending = []
             history.seconds += time.perf_counter() - start
-            evaluate(step)
+            evaluate(step.number)
             bar.set_postfix(heldout=f"{history.eval_loss[-1]:.3f}")
-            model.train()
             start = time.perf_counter()
     bar.close()
     if not all(math.isfinite(x) for x in history.eval_loss):

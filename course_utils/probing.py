@@ -8,6 +8,7 @@
   (Hewitt & Liang, 2019): a probe that does well on it memorises word types instead of reading the representation.
   Selectivity = task accuracy - control accuracy.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -32,8 +33,9 @@ def flat_labels(sentences: Sequence[Sequence[str]], labels: Sequence[Sequence[in
 
 
 @torch.no_grad()
-def word_features(model, tokenizer, sentences: Sequence[Sequence[str]], batch_size: int = 32,
-                  progress: bool | None = None) -> torch.Tensor:
+def word_features(
+    model, tokenizer, sentences: Sequence[Sequence[str]], batch_size: int = 32, progress: bool | None = None
+) -> torch.Tensor:
     """Every layer's vector for each word's first sub-token -> [n_words, n_layers + 1, hidden] (layer 0 is the
     embedding layer), words in sentence order. ``sentences`` are pre-split words (e.g. UD or CoNLL tokens).
     A sentence longer than the model's positions is an error, not a silent truncation."""
@@ -46,13 +48,15 @@ def word_features(model, tokenizer, sentences: Sequence[Sequence[str]], batch_si
     out = []
     starts = range(0, len(sentences), batch_size)
     for start in tqdm(starts, desc="encoding words", disable=is_quiet() if progress is None else not progress):
-        chunk = [list(s) for s in sentences[start:start + batch_size]]
+        chunk = [list(s) for s in sentences[start : start + batch_size]]
         enc = tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
         if limit is not None and enc["input_ids"].shape[1] > limit:
-            raise ValueError(f"A sentence in {start}..{start + len(chunk) - 1} needs {enc['input_ids'].shape[1]} "
-                             f"positions; the model has {limit}. Drop or split long sentences first.")
-        hidden = model(**enc.to(device), output_hidden_states=True).hidden_states     # (L+1) x [B, T, H]
-        stacked = torch.stack(hidden, dim=2)                                           # [B, T, L+1, H]
+            raise ValueError(
+                f"A sentence in {start}..{start + len(chunk) - 1} needs {enc['input_ids'].shape[1]} "
+                f"positions; the model has {limit}. Drop or split long sentences first."
+            )
+        hidden = model(**enc.to(device), output_hidden_states=True).hidden_states  # (L+1) x [B, T, H]
+        stacked = torch.stack(hidden, dim=2)  # [B, T, L+1, H]
         for b in range(len(chunk)):
             firsts, seen = [], set()
             for position, word in enumerate(enc.word_ids(b)):
@@ -60,8 +64,10 @@ def word_features(model, tokenizer, sentences: Sequence[Sequence[str]], batch_si
                     seen.add(word)
                     firsts.append(position)
             if len(firsts) != len(chunk[b]):
-                raise ValueError(f"Sentence {start + b}: {len(chunk[b])} words but {len(firsts)} reached the "
-                                 "model (a word with no word pieces?).")
+                raise ValueError(
+                    f"Sentence {start + b}: {len(chunk[b])} words but {len(firsts)} reached the "
+                    "model (a word with no word pieces?)."
+                )
             out.append(stacked[b, firsts].float().cpu())
     model.train(was_training)
     return torch.cat(out)
@@ -71,8 +77,9 @@ def layer(features: torch.Tensor, index: int) -> torch.Tensor:
     """One layer of ``word_features`` output [n_words, L+1, H] -> [n_words, H]; negative indices count from the top."""
     n = features.shape[1]
     if not isinstance(index, int) or not -n <= index < n:
-        raise IndexError(f"Layer {index!r} out of range: these features have layers 0 (embeddings) to {n - 1} "
-                         f"(or -{n} to -1).")
+        raise IndexError(
+            f"Layer {index!r} out of range: these features have layers 0 (embeddings) to {n - 1} (or -{n} to -1)."
+        )
     return features[:, index]
 
 
@@ -104,8 +111,17 @@ class ScalarMixProbe(nn.Module):
         return self.linear(mixed)
 
 
-def fit_probe(probe: nn.Module, features: torch.Tensor, labels: torch.Tensor, *, epochs: int = 5, lr: float = 1e-2,
-              batch_size: int = 512, weight_decay: float = 0.0, seed: int = 0) -> list[float]:
+def fit_probe(
+    probe: nn.Module,
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    epochs: int = 5,
+    lr: float = 1e-2,
+    batch_size: int = 512,
+    weight_decay: float = 0.0,
+    seed: int = 0,
+) -> list[float]:
     """Train ``probe`` with Adam and cross-entropy on (features [N, ...], labels [N]); returns each step's loss.
     The encoder is not involved: features are the cached vectors."""
     if features.shape[0] != labels.shape[0]:
@@ -119,7 +135,7 @@ def fit_probe(probe: nn.Module, features: torch.Tensor, labels: torch.Tensor, *,
     for _ in range(epochs):
         order = torch.randperm(features.shape[0], generator=g)
         for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             loss = nn.functional.cross_entropy(probe(features[idx]), labels[idx])
             loss.backward()
             optimizer.step()
@@ -133,11 +149,15 @@ def fit_probe(probe: nn.Module, features: torch.Tensor, labels: torch.Tensor, *,
 def probe_accuracy(probe: nn.Module, features: torch.Tensor, labels: torch.Tensor, batch_size: int = 4096) -> float:
     """Share of words whose label the probe gets right."""
     if features.shape[0] != labels.shape[0] or features.shape[0] == 0:
-        raise ValueError(f"Need as many labels as feature rows (and at least one); got {features.shape[0]} rows, "
-                         f"{labels.shape[0]} labels.")
+        raise ValueError(
+            f"Need as many labels as feature rows (and at least one); got {features.shape[0]} rows, "
+            f"{labels.shape[0]} labels."
+        )
     probe.eval()
-    correct = sum(int((probe(features[s:s + batch_size]).argmax(-1) == labels[s:s + batch_size]).sum())
-                  for s in range(0, features.shape[0], batch_size))
+    correct = sum(
+        int((probe(features[s : s + batch_size]).argmax(-1) == labels[s : s + batch_size]).sum())
+        for s in range(0, features.shape[0], batch_size)
+    )
     return correct / features.shape[0]
 
 

@@ -3,18 +3,25 @@
 ``quick`` is the offline CPU run (two to four minutes a notebook on a 2-core laptop, small real models, real data
 subsets); ``full`` is the lecture-scale GPU run with the hub checkpoints; ``rehearsal`` is ``full`` with its steps
 and examples capped (``derive``), run on CPU against random-weight stand-ins of the full profile's checkpoints
-(``course_utils.standins``), so that every branch ``full`` takes runs on every change. Notebooks read every size from
-here and never hard-code one.
+(``course_tools.standin_checkpoints``), so that every branch ``full`` takes runs on every change. Notebooks read every
+size from here and never hard-code one.
 """
+
 from __future__ import annotations
 
+import ast
 import os
+import types
+import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 import torch
 
 PROFILE_ENV = "COURSE_PROFILE"
+# Recipe fields set for this run, e.g. COURSE_SET="finetuning.sst2.lr=3e-5; seq2seq.epochs=1" (run_course --set).
+SET_ENV = "COURSE_SET"
 # The course's own BERT with its MLM head (lesson 02's quick run), built from the books that ship with the course
 # wherever it runs: the resolver trains and caches it on first use (course_utils.course_bert).
 COURSE_CHECKPOINT = "course/tiny-bert-books"
@@ -22,7 +29,8 @@ COURSE_CHECKPOINT = "course/tiny-bert-books"
 
 @dataclass(frozen=True)
 class BertSize:
-    """The shape of a BERT encoder (``BertConfig``'s hidden_size, num_hidden_layers, num_attention_heads, intermediate_size)."""
+    """The shape of a BERT encoder (``BertConfig``'s hidden_size, num_hidden_layers, num_attention_heads,
+    intermediate_size)."""
 
     hidden: int
     layers: int
@@ -34,33 +42,35 @@ class BertSize:
 class PretrainRecipe:
     """Everything that decides a notebook-02 pretraining run on the course's books (and the course checkpoint)."""
 
-    vocab_size: int        # WordPiece vocabulary learned from the training books
+    vocab_size: int  # WordPiece vocabulary learned from the training books
     size: BertSize
-    block_length: int      # packed sequence length = max_position_embeddings
-    batch_size: int        # blocks per step
+    block_length: int  # packed sequence length = max_position_embeddings
+    batch_size: int  # blocks per step
     steps: int
-    lr: float              # peak learning rate after warmup
+    lr: float  # peak learning rate after warmup
     warmup_steps: int
-    eval_every: int        # held-out evaluation interval (steps)
-    eval_blocks: int       # held-out blocks from the validation books
+    eval_every: int  # held-out evaluation interval (steps)
+    eval_blocks: int  # held-out blocks from the validation books
     dropout: float = 0.0
     mlm_probability: float = 0.15
     seed: int = 0
-    sinusoid_scale: float | None = None  # None: BERT's random position embeddings; a number: they start as sinusoids
-                                         # (Vaswani et al. 2017) at that many times the word embeddings' spread
+    # None: BERT's random position embeddings; a number: they start as sinusoids (Vaswani et al. 2017) at that many
+    # times the word embeddings' spread
+    sinusoid_scale: float | None = None
 
 
 # The course checkpoint's own recipe (course_utils.course_bert builds it once per machine, in about ten minutes on two
 # CPU cores). It is a named constant, not a profile's field, so that retuning a lesson's live run cannot silently
 # invalidate every learner's cached checkpoint; later lessons (03a, 05, 06, 08) start from the model it gives.
-# Chosen by the measurements in the note on issue 25 (python -m course_utils.build_course_bert prints the result).
+# The trials behind it: docs/instructors/recipe-trials.md (python -m course_tools.build_course_bert prints its result).
+# fmt: off
 COURSE_BERT_RECIPE = PretrainRecipe(
     vocab_size=16000, size=BertSize(hidden=128, layers=2, heads=2, intermediate=512), block_length=128,
     batch_size=16, steps=5000, lr=2e-3, warmup_steps=500, eval_every=500, eval_blocks=64,
-    mlm_probability=0.3,   # twice BERT's rate: more predictions per block (Wettig et al. 2023 argue 15 % is not optimal)
+    mlm_probability=0.3,   # twice BERT's rate: more predictions per block (Wettig et al. 2023: 15 % is not optimal)
     sinusoid_scale=4.0,    # positions from which "the word before" is easy to find
-)   # 3,000-step trials (vocabulary 8,000): held-out loss at [MASK] positions 6.76 with sinusoids alone, 6.70 with 30 %
-    # masking alone, 5.51 with both, against 6.94 for word frequencies: only both together learned to read neighbours
+)
+# fmt: on
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,7 @@ class ScaleStudy:
     """Notebook 02's scale study: smaller sizes trained with the main run's recipe, evaluated every ``eval_every``
     steps, so together with the main run they give (model size x steps) learning curves."""
 
-    sizes: tuple[BertSize, ...]   # the main run's size is added to these
+    sizes: tuple[BertSize, ...]  # the main run's size is added to these
     eval_every: int
 
 
@@ -77,26 +87,28 @@ class FinetuneRecipe:
     """One fine-tuning run of lesson 03: how much training data, how long, how fast. Evaluation always uses the
     task's whole validation split (or held-out set), whatever the profile."""
 
-    train_examples: int | None     # training subset (None: the whole training split)
+    train_examples: int | None  # training subset (None: the whole training split)
     epochs: float
-    lr: float                      # peak learning rate (linear warmup, then linear decay to 0)
+    lr: float  # peak learning rate (linear warmup, then linear decay to 0)
     batch_size: int
-    max_length: int                # tokens per example (pairs and QA windows included)
+    max_length: int  # tokens per example (pairs and QA windows included)
     warmup_ratio: float = 0.1
     seed: int = 0
-    stride: int = 128              # question answering: tokens shared by neighbouring windows of a long context
-    heldout_articles: int = 8      # question answering: validation articles held out when split by article
+    stride: int = 128  # question answering: tokens shared by neighbouring windows of a long context
+    heldout_articles: int = 8  # question answering: validation articles held out when split by article
     split_by_article: bool = False  # question answering: train and evaluate on articles of SQuAD's validation split
-                                    # (the same data online and offline: the offline mirror has only that split)
+    # (the same data online and offline: the offline mirror has only that split)
     answer_windows_only: bool = False  # question answering: train only on the windows that hold the answer
     eval_max_length: int | None = None  # question answering: evaluation windows (None: max_length)
-    eval_stride: int | None = None      # (None: stride)
+    eval_stride: int | None = None  # (None: stride)
 
     @property
     def eval_windows(self) -> tuple[int, int]:
         """(max_length, stride) of the windows a question-answering model is evaluated on."""
-        return (self.max_length if self.eval_max_length is None else self.eval_max_length,
-                self.stride if self.eval_stride is None else self.eval_stride)
+        return (
+            self.max_length if self.eval_max_length is None else self.eval_max_length,
+            self.stride if self.eval_stride is None else self.eval_stride,
+        )
 
 
 @dataclass(frozen=True)
@@ -104,16 +116,16 @@ class NewsRecipe:
     """Lesson 04's second summarization task, news, for the full profile: a dataset only the hub has (the offline
     mirror holds AESLC alone), fine-tuned on the recipe's first checkpoint where the hub is reachable."""
 
-    dataset: str                   # hub id
+    dataset: str  # hub id
     config: str | None
-    source_field: str              # the article column
-    target_field: str              # the reference-summary column
-    train_examples: int | None     # articles fine-tuned on (None: the whole training split)
-    eval_examples: int | None      # validation articles scored with ROUGE (None: all)
+    source_field: str  # the article column
+    target_field: str  # the reference-summary column
+    train_examples: int | None  # articles fine-tuned on (None: the whole training split)
+    eval_examples: int | None  # validation articles scored with ROUGE (None: all)
     max_source_length: int
-    max_target_length: int         # summary tokens, end token included; also the generation limit
+    max_target_length: int  # summary tokens, end token included; also the generation limit
     epochs: float
-    lead_words: int                # the lead baseline's first k words (about a reference summary's length)
+    lead_words: int  # the lead baseline's first k words (about a reference summary's length)
 
 
 @dataclass(frozen=True)
@@ -124,27 +136,27 @@ class Seq2SeqRecipe:
     the decoder keeps the checkpoint's first ``decoder_layers`` layers, gets a causal mask and new cross-attention.
     Otherwise ``models`` are seq2seq checkpoints (T5, BART) loaded as they are."""
 
-    models: tuple[str, ...]            # checkpoints fine-tuned one after the other (hub names)
-    warm_start: bool                   # True: models are BERT encoders turned into encoder-decoders
-    train_examples: int | None         # AESLC training emails (None: all 14,436)
-    eval_examples: int | None          # validation emails scored with loss and ROUGE (None: all 1,960)
-    max_source_length: int             # email tokens the encoder sees
-    max_target_length: int             # subject tokens (the end-of-sequence token included)
+    models: tuple[str, ...]  # checkpoints fine-tuned one after the other (hub names)
+    warm_start: bool  # True: models are BERT encoders turned into encoder-decoders
+    train_examples: int | None  # AESLC training emails (None: all 14,436)
+    eval_examples: int | None  # validation emails scored with loss and ROUGE (None: all 1,960)
+    max_source_length: int  # email tokens the encoder sees
+    max_target_length: int  # subject tokens (the end-of-sequence token included)
     epochs: float
     lr: float
     batch_size: int
-    freeze_encoder: bool = False       # train only the decoder (its cross-attention is new); encoder states computed once
+    freeze_encoder: bool = False  # train only the decoder (its cross-attention is new); encoder states computed once
     decoder_layers: int | None = None  # warm start only: decoder depth (None: as deep as the encoder)
     encoder_layers: int | None = None  # warm start only: the checkpoint's lower layers the encoder keeps (None: all)
-    cross_attention: str = "random"    # warm start only: new cross-attention starts "random" or as a copy of "self"
-    copy_epochs: float = 0.0           # warm start only: epochs of the copy warm-up before the subjects (0: none)
-    copy_tokens: int = 12              # copy warm-up: the decoder writes the e-mail's first copy_tokens tokens
-    copy_lr: float = 1e-3              # copy warm-up learning rate
-    lead_words: int = 4                # the lead baseline's first k words (AESLC subjects average about 4 words)
-    max_new_tokens: int = 16           # generation length limit
+    cross_attention: str = "random"  # warm start only: new cross-attention starts "random" or as a copy of "self"
+    copy_epochs: float = 0.0  # warm start only: epochs of the copy warm-up before the subjects (0: none)
+    copy_tokens: int = 12  # copy warm-up: the decoder writes the e-mail's first copy_tokens tokens
+    copy_lr: float = 1e-3  # copy warm-up learning rate
+    lead_words: int = 4  # the lead baseline's first k words (AESLC subjects average about 4 words)
+    max_new_tokens: int = 16  # generation length limit
     warmup_ratio: float = 0.1
     seed: int = 0
-    news: NewsRecipe | None = None     # the full profile's news summarization (hub only)
+    news: NewsRecipe | None = None  # the full profile's news summarization (hub only)
 
 
 @dataclass(frozen=True)
@@ -152,16 +164,16 @@ class AdaptRecipe:
     """Lesson 05: continued MLM pretraining on in-domain (DAPT) or task (TAPT) text, and the ChemProt fine-tuning
     that measures it (Gururangan et al., 2020)."""
 
-    general_model: str             # the general-domain BERT *with* its MLM head that every run starts from
-    block_length: int              # packed MLM block length (no longer than the model's positions)
-    batch_size: int                # blocks per MLM step
-    steps: int                     # MLM steps of every adaptation run (DAPT, TAPT, DAPT+TAPT, wrong domain)
-    lr: float                      # peak MLM learning rate (below a from-scratch run's: the model is trained already)
-    eval_blocks: int               # held-out blocks per domain for the MLM loss
-    corpus_sentences: int | None   # sentences per adaptation corpus (None: the smaller corpus' size, for a fair control)
-    finetune: FinetuneRecipe       # the downstream ChemProt fine-tuning, the same for every starting model
-    seeds: int = 3                 # fine-tuning seeds per starting model
-    pooling: str = "mean"          # the classifier's pooling over the encoder's token vectors
+    general_model: str  # the general-domain BERT *with* its MLM head that every run starts from
+    block_length: int  # packed MLM block length (no longer than the model's positions)
+    batch_size: int  # blocks per MLM step
+    steps: int  # MLM steps of every adaptation run (DAPT, TAPT, DAPT+TAPT, wrong domain)
+    lr: float  # peak MLM learning rate (below a from-scratch run's: the model is trained already)
+    eval_blocks: int  # held-out blocks per domain for the MLM loss
+    corpus_sentences: int | None  # sentences per adaptation corpus (None: the smaller corpus' size, for a fair control)
+    finetune: FinetuneRecipe  # the downstream ChemProt fine-tuning, the same for every starting model
+    seeds: int = 3  # fine-tuning seeds per starting model
+    pooling: str = "mean"  # the classifier's pooling over the encoder's token vectors
     eval_examples: int | None = None  # ChemProt validation sentences scored (None: all 2,427)
     # Section 4's regime search, its best regime run live: DAPT on the whole biomedical corpus for `regime_steps`, then
     # only the top `regime_top_layers` layers and the head fine-tune, `regime_seeds` seeds per starting model
@@ -174,15 +186,15 @@ class AdaptRecipe:
 class ProbeRecipe:
     """Lesson 06: how much data the probes see and how long they train."""
 
-    train_sentences: int | None    # training sentences per probing task (UPOS on UD EWT, NER on CoNLL-2003)
-    eval_sentences: int | None     # validation sentences per task the probes are scored on
-    max_words: int                 # longer sentences are left out (they would need more positions than cheap)
-    probe_epochs: int              # passes of every probe over its cached training vectors
-    crows_pairs: int | None        # CrowS-Pairs pairs scored (None: all 1,508)
-    fact_repeats: int              # copies of the new-fact sentences in the "teach it facts" corpus
-    fact_steps: int                # MLM steps on that corpus
+    train_sentences: int | None  # training sentences per probing task (UPOS on UD EWT, NER on CoNLL-2003)
+    eval_sentences: int | None  # validation sentences per task the probes are scored on
+    max_words: int  # longer sentences are left out (they would need more positions than cheap)
+    probe_epochs: int  # passes of every probe over its cached training vectors
+    crows_pairs: int | None  # CrowS-Pairs pairs scored (None: all 1,508)
+    fact_repeats: int  # copies of the new-fact sentences in the "teach it facts" corpus
+    fact_steps: int  # MLM steps on that corpus
     fact_lr: float
-    sense_examples: int = 120      # sentences with the word whose uses are projected
+    sense_examples: int = 120  # sentences with the word whose uses are projected
 
 
 @dataclass(frozen=True)
@@ -190,23 +202,23 @@ class EfficiencyRecipe:
     """Lesson 07: what the throughput table measures, and the runs that show accumulation, selective fine-tuning,
     distillation (Sanh et al., 2019) and the tiny ALBERT and ELECTRA models."""
 
-    inference_batches: tuple[int, ...]   # batch sizes of the throughput table
-    inference_lengths: tuple[int, ...]   # sequence lengths (tokens) of the throughput table
-    timing_seconds: float                # each throughput cell is timed for at least this long
-    micro_batch: int                     # examples per micro-batch in the accumulation check
-    accumulation_steps: int              # micro-batches per optimizer step (the large batch is their product)
-    selective: FinetuneRecipe            # SST-2 runs of selective fine-tuning; the full run is the distillation teacher
-    student_layers: tuple[int, ...]      # teacher layers the student keeps (0-based; DistilBERT kept one in two)
-    transfer_examples: int | None        # SST-2 training sentences the teacher labels for the student (None: all)
+    inference_batches: tuple[int, ...]  # batch sizes of the throughput table
+    inference_lengths: tuple[int, ...]  # sequence lengths (tokens) of the throughput table
+    timing_seconds: float  # each throughput cell is timed for at least this long
+    micro_batch: int  # examples per micro-batch in the accumulation check
+    accumulation_steps: int  # micro-batches per optimizer step (the large batch is their product)
+    selective: FinetuneRecipe  # SST-2 runs of selective fine-tuning; the full run is the distillation teacher
+    student_layers: tuple[int, ...]  # teacher layers the student keeps (0-based; DistilBERT kept one in two)
+    transfer_examples: int | None  # SST-2 training sentences the teacher labels for the student (None: all)
     distill_lr: float
-    temperature: float                   # softmax temperature of the soft labels (Hinton et al., 2015)
-    albert_size: BertSize                # the small ALBERT trained on the books (all its layers share one set of weights)
-    electra_size: BertSize               # ELECTRA's discriminator; the generator is half as wide and half as deep
-    embedding_size: int                  # both: token embeddings this wide, projected up to the hidden size
-    family_block_length: int             # tokens per block for the ALBERT and ELECTRA runs on the books
-    family_steps: int                    # their training steps
+    temperature: float  # softmax temperature of the soft labels (Hinton et al., 2015)
+    albert_size: BertSize  # the small ALBERT trained on the books (all its layers share one set of weights)
+    electra_size: BertSize  # ELECTRA's discriminator; the generator is half as wide and half as deep
+    embedding_size: int  # both: token embeddings this wide, projected up to the hidden size
+    family_block_length: int  # tokens per block for the ALBERT and ELECTRA runs on the books
+    family_steps: int  # their training steps
     albert_lr: float
-    electra_lr: float                    # generator and discriminator together
+    electra_lr: float  # generator and discriminator together
     family_batch_size: int = 16
     seed: int = 0
 
@@ -216,28 +228,43 @@ class PromptRecipe:
     """Lesson 08: zero-shot cloze patterns and few-shot PET (Schick & Schütze, 2021) on an MLM, and multi-task
     fine-tuning of one sentence-pair encoder with a head per task (Liu et al., 2019)."""
 
-    mlm_model: str                       # BERT *with* its MLM head: the patterns' zero-shot and PET model
-    max_length: int                      # tokens per pattern text (the pattern itself is never cut)
-    fewshot_k: tuple[int, ...]           # labelled training examples per few-shot run (half of each class)
-    seeds: int                           # few-shot runs per k and method (a seed draws the examples and the init)
-    fewshot_steps: int                   # optimizer steps of every few-shot run, PET and [CLS] head alike
+    mlm_model: str  # BERT *with* its MLM head: the patterns' zero-shot and PET model
+    max_length: int  # tokens per pattern text (the pattern itself is never cut)
+    fewshot_k: tuple[int, ...]  # labelled training examples per few-shot run (half of each class)
+    seeds: int  # few-shot runs per k and method (a seed draws the examples and the init)
+    fewshot_steps: int  # optimizer steps of every few-shot run, PET and [CLS] head alike
     fewshot_batch_size: int
     pet_lr: float
     head_lr: float
-    demonstrations: int                  # labelled examples put in front of the input (in-context, no training)
-    multitask_encoder: str               # the shared encoder of the multi-task runs
-    small_task: str                      # GLUE task with little data, scored on its whole validation split
-    aux_task: str                        # the related task that shares the encoder
-    small_examples: int | None           # training examples of each (None: the whole split)
+    demonstrations: int  # labelled examples put in front of the input (in-context, no training)
+    multitask_encoder: str  # the shared encoder of the multi-task runs
+    small_task: str  # GLUE task with little data, scored on its whole validation split
+    aux_task: str  # the related task that shares the encoder
+    small_examples: int | None  # training examples of each (None: the whole split)
     aux_examples: int | None
     multitask_trained_layers: int | None  # top encoder layers trained (None: all); the frozen ones run once
-    multitask_steps: int                 # batches of the small task, in the single- and the multi-task run alike
+    multitask_steps: int  # batches of the small task, in the single- and the multi-task run alike
     multitask_lr: float
     multitask_batch_size: int
-    sampling_temperature: float          # task i is drawn with probability proportional to size_i ** (1 / T)
+    sampling_temperature: float  # task i is drawn with probability proportional to size_i ** (1 / T)
     multitask_seeds: int
     multitask_max_length: int
-    eval_examples: int | None = None     # SST-2 validation sentences the in-context runs score (None: all 872)
+    eval_examples: int | None = None  # SST-2 validation sentences the in-context runs score (None: all 872)
+
+
+# The fields that name a checkpoint (a hub id or the course's own), in any profile or recipe.
+CHECKPOINT_FIELDS = frozenset(
+    {
+        "encoder",
+        "mlm_checkpoint",
+        "course_model",
+        "sentence_encoder",
+        "models",
+        "general_model",
+        "mlm_model",
+        "multitask_encoder",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -246,39 +273,59 @@ class Profile:
 
     name: str
     # read by several lessons
-    encoder: str                   # pretrained BERT-architecture encoder (01, 03a-d, 07)
-    encoder_pooling: str           # how 03b's heads pool it: "cls" (BERT) or "mean" (sentence encoders)
-    mlm_checkpoint: str            # pretrained BERT *with* its MLM head (03a's small-model row, 05, 06, 08)
-    mixed_precision: bool          # fp16 / bf16 where the device has it (02, 03b)
-    seconds_budget: float | None   # wall-clock target of a notebook not named in seconds_budget_overrides
+    encoder: str  # pretrained BERT-architecture encoder (01, 03a-d, 07)
+    encoder_pooling: str  # how 03b's heads pool it: "cls" (BERT) or "mean" (sentence encoders)
+    mlm_checkpoint: str  # pretrained BERT *with* its MLM head (03a's small-model row, 05, 06, 08)
+    mixed_precision: bool  # fp16 / bf16 where the device has it (02, 03b)
+    seconds_budget: float | None  # wall-clock target of a notebook not named in seconds_budget_overrides
     peak_rss_mb_budget: float | None
-    masking_examples: int          # 01: sentences used to measure realised masking rates
-    pretraining: PretrainRecipe    # 02: the live pretraining run
-    scale_study: ScaleStudy        # 02: the sizes x steps grid
+    masking_examples: int  # 01: sentences used to measure realised masking rates
+    pretraining: PretrainRecipe  # 02: the live pretraining run
+    scale_study: ScaleStudy  # 02: the sizes x steps grid
     finetuning: dict[str, FinetuneRecipe]  # 03a-d: runs by task name
-    seq2seq: Seq2SeqRecipe         # 04: the summarizer
-    adaptation: AdaptRecipe        # 05: DAPT / TAPT
-    probing: ProbeRecipe           # 06: probes
-    efficiency: EfficiencyRecipe   # 07: measurements and runs
-    prompting: PromptRecipe        # 08: patterns, PET and multi-task
-    course_model: str = COURSE_CHECKPOINT                              # 02's own small BERT, a row of 03a's table
-    sentence_encoder: str = "sentence-transformers/all-MiniLM-L6-v2"   # 03b's bi-encoder
+    seq2seq: Seq2SeqRecipe  # 04: the summarizer
+    adaptation: AdaptRecipe  # 05: DAPT / TAPT
+    probing: ProbeRecipe  # 06: probes
+    efficiency: EfficiencyRecipe  # 07: measurements and runs
+    prompting: PromptRecipe  # 08: patterns, PET and multi-task
+    course_model: str = COURSE_CHECKPOINT  # 02's own small BERT, a row of 03a's table
+    sentence_encoder: str = "sentence-transformers/all-MiniLM-L6-v2"  # 03b's bi-encoder
     # each notebook's own wall-clock target (name without .ipynb -> seconds)
     seconds_budget_overrides: tuple[tuple[str, float], ...] = field(default=())
 
     def finetune(self, task: str) -> FinetuneRecipe:
         """Lesson 03's recipe for ``task`` (a GLUE task name, ``conll2003`` or ``squad``)."""
         if task not in self.finetuning:
-            raise ValueError(f"Profile {self.name!r} has no fine-tuning recipe for {task!r}. Accepted: "
-                             f"{', '.join(self.finetuning)}.")
+            raise ValueError(
+                f"Profile {self.name!r} has no fine-tuning recipe for {task!r}. Accepted: {', '.join(self.finetuning)}."
+            )
         return self.finetuning[task]
 
     def seconds_budget_for(self, notebook: str) -> float | None:
         """The wall-clock target for one notebook (``notebook`` without .ipynb)."""
         return dict(self.seconds_budget_overrides).get(notebook, self.seconds_budget)
 
+    def checkpoints(self) -> list[str]:
+        """Every checkpoint the profile names (hub ids or the course's own), in the order the lessons meet them."""
+        found: list[str] = []
+
+        def walk(obj: Any) -> None:
+            if is_dataclass(obj):
+                for f in fields(obj):
+                    value = getattr(obj, f.name)
+                    if f.name in CHECKPOINT_FIELDS:
+                        found.extend(n for n in ((value,) if isinstance(value, str) else value) if n not in found)
+                    else:
+                        walk(value)
+            elif isinstance(obj, dict):
+                for value in obj.values():
+                    walk(value)
+
+        walk(self)
+        return found
 
 
+# fmt: off
 # ================================================================================================ lesson by lesson
 # Each lesson's quick recipe (2 CPU cores, offline, small real models) sits beside its full one (a Colab GPU, the hub's
 # checkpoints, whole datasets); the full recipe is written as the quick one with what changes where little else does.
@@ -321,11 +368,9 @@ FINETUNING: dict[str, dict[str, FinetuneRecipe]] = {                            
     QUICK: {
         "sst2": FinetuneRecipe(train_examples=10000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
         "sst2_small": FinetuneRecipe(train_examples=1000, epochs=1, lr=2e-4, batch_size=32, max_length=128),
-        # the course BERT (lesson 02): lr 5e-4 scored 0.606 to 0.664 over seeds 0-6 on one build of it; 1e-3 scored
-        # 0.570 with seed 0 and stayed at the majority class (0.509) from the head's start that 03a's earlier cells left
+        # the course BERT (lesson 02): five epochs at a small model's rate
         "sst2_tiny_bert": FinetuneRecipe(train_examples=1000, epochs=5, lr=5e-4, batch_size=32, max_length=128),
-        # 03a's random-init network on its own budget: five times the steps; lr best of 1e-4, 2e-4, 5e-4, 1e-3
-        # (0.594, 0.612, 0.553, 0.509 on SST-2 validation; 10 epochs at 2e-4: 0.674, twice the time)
+        # 03a's random-init network on its own budget: five times the steps, at the best lr of a search
         "sst2_scratch": FinetuneRecipe(train_examples=1000, epochs=5, lr=2e-4, batch_size=32, max_length=128),
         "mrpc": FinetuneRecipe(train_examples=1200, epochs=1, lr=1e-4, batch_size=16, max_length=128),
         "rte": FinetuneRecipe(train_examples=500, epochs=1, lr=1e-4, batch_size=16, max_length=128),
@@ -333,7 +378,6 @@ FINETUNING: dict[str, dict[str, FinetuneRecipe]] = {                            
         "cola": FinetuneRecipe(train_examples=3000, epochs=1, lr=2e-4, batch_size=32, max_length=64),
         "conll2003": FinetuneRecipe(train_examples=4000, epochs=1, lr=3e-4, batch_size=8, max_length=128),
         # Trained on 128-token windows that hold the answer, evaluated on 256-token windows (lesson 03d says why).
-        # Held-out F1: all 256-token windows of 600 questions (batch 8, 85 s of training) 10; this way 32 (106-135 s)
         "squad": FinetuneRecipe(train_examples=1200, epochs=1, lr=3e-4, batch_size=16, max_length=128, stride=32,
                                 answer_windows_only=True, eval_max_length=256, eval_stride=64, split_by_article=True),
     },
@@ -376,10 +420,9 @@ SECONDS["04_seq2seq_t5_bart"] = 180.0
 ADAPTATION = {QUICK: AdaptRecipe(  # the course's tiny BERT: ~12 s per adaptation run, ~9 s per fine-tuning
     general_model=COURSE_CHECKPOINT, block_length=128, batch_size=16, steps=100, lr=5e-4,
     eval_blocks=64, corpus_sentences=None,
-    # the regime search (python -m course_utils.regime_search): 7 regimes x 5 seeds; only this one gained in every
-    # seed (+0.039 +- 0.036 micro-F1)
+    # the regime lesson 05 runs live, chosen by the regime search (python -m course_tools.regime_search)
     regime_steps=600, regime_top_layers=1, regime_seeds=5,
-    # 64 word pieces: 15 fine-tuning runs fit the budget; 128 cost ~40 % more per run and scored no higher
+    # 64 word pieces, so that 15 fine-tuning runs fit the budget
     finetune=FinetuneRecipe(train_examples=None, epochs=1, lr=2e-3, batch_size=32, max_length=64),
 )}
 ADAPTATION[FULL] = replace(  # bert-base-uncased (the paper adapted RoBERTa; the course's MLM loop is BERT's)
@@ -390,7 +433,7 @@ ADAPTATION[FULL] = replace(  # bert-base-uncased (the paper adapted RoBERTa; the
 SECONDS["05_domain_adaptive_pretraining"] = 240.0
 
 # ------------------------------------------------------------------------------------------------ 06 · probing
-# fact_steps: binding needs 600; 300 bound 6 of the 6 facts on one build of the course BERT, 3 on another
+# fact_steps: enough steps for the taught facts to bind on every build of the course BERT tried
 PROBING = {QUICK: ProbeRecipe(train_sentences=1500, eval_sentences=500, max_words=60, probe_epochs=5, crows_pairs=500,
                               fact_repeats=40, fact_steps=600, fact_lr=1e-3)}
 PROBING[FULL] = replace(  # 3,000 EWT sentences x 13 layers x 768 floats: about 3 GB of cached vectors
@@ -408,7 +451,7 @@ EFFICIENCY = {
         student_layers=(0, 5), transfer_examples=4000, distill_lr=3e-4, temperature=2.0,
         albert_size=BertSize(128, 4, 2, 512), electra_size=BertSize(128, 2, 2, 512), embedding_size=64,
         family_block_length=64, family_steps=150, albert_lr=2e-3, electra_lr=3e-4,
-    ),  # ELECTRA at 1e-3 or more: the discriminator collapsed to "nothing was replaced" in 150 steps
+    ),  # ELECTRA's lr stays low: faster rates collapse its discriminator to "nothing was replaced"
     FULL: EfficiencyRecipe(  # bert-base-uncased teacher (12 layers) -> DistilBERT's 6 (every other layer)
         inference_batches=(1, 8, 32, 128), inference_lengths=(32, 128, 512), timing_seconds=1.0, micro_batch=8,
         accumulation_steps=4,
@@ -421,7 +464,8 @@ EFFICIENCY = {
 SECONDS["07_efficiency_and_the_bert_family"] = 180.0
 
 # ------------------------------------------------------------------------------- 08 · prompting and few-shot
-PROMPTING = {QUICK: PromptRecipe(  # the tiny BERT is the only offline MLM with a trained head; MiniLM trains its top layer
+# the tiny BERT is the only offline MLM with a trained head; MiniLM trains its top layer
+PROMPTING = {QUICK: PromptRecipe(
     mlm_model=COURSE_CHECKPOINT, max_length=64, fewshot_k=(8, 16, 32, 64), seeds=3, fewshot_steps=40,
     fewshot_batch_size=8, pet_lr=1e-3, head_lr=1e-3, demonstrations=4,
     multitask_encoder=MINILM, small_task="stsb", aux_task="mrpc", small_examples=400, aux_examples=800,
@@ -436,17 +480,29 @@ PROMPTING[FULL] = replace(  # PET trained 250 steps at lr 1e-5 (Schick & Schütz
 )
 SECONDS["08_prompting_and_few_shot"] = 180.0
 
+# fmt: on
+
 
 def _assemble(name: str) -> Profile:
     """The profile ``name`` ('quick' or 'full') from the lessons' recipes above."""
     return Profile(
-        name=name, encoder=ENCODER[name], encoder_pooling=ENCODER_POOLING[name], mlm_checkpoint=MLM_CHECKPOINT[name],
-        mixed_precision=MIXED_PRECISION[name], peak_rss_mb_budget=PEAK_RSS_MB[name],
+        name=name,
+        encoder=ENCODER[name],
+        encoder_pooling=ENCODER_POOLING[name],
+        mlm_checkpoint=MLM_CHECKPOINT[name],
+        mixed_precision=MIXED_PRECISION[name],
+        peak_rss_mb_budget=PEAK_RSS_MB[name],
         seconds_budget=DEFAULT_SECONDS if name == QUICK else None,
         seconds_budget_overrides=tuple(SECONDS.items()) if name == QUICK else (),
-        masking_examples=MASKING_EXAMPLES[name], pretraining=PRETRAINING[name], scale_study=SCALE_STUDY[name],
-        finetuning=FINETUNING[name], seq2seq=SEQ2SEQ[name], adaptation=ADAPTATION[name], probing=PROBING[name],
-        efficiency=EFFICIENCY[name], prompting=PROMPTING[name],
+        masking_examples=MASKING_EXAMPLES[name],
+        pretraining=PRETRAINING[name],
+        scale_study=SCALE_STUDY[name],
+        finetuning=FINETUNING[name],
+        seq2seq=SEQ2SEQ[name],
+        adaptation=ADAPTATION[name],
+        probing=PROBING[name],
+        efficiency=EFFICIENCY[name],
+        prompting=PROMPTING[name],
     )
 
 
@@ -492,16 +548,19 @@ def _capped(obj: Any, caps: dict[str, float]) -> Any:
     return replace(obj, **changes) if changes else obj
 
 
-def derive(base: Profile, name: str, *, caps: dict[str, float], overrides: dict[str, Any] | None = None,
-           **fields_: Any) -> Profile:
+def derive(
+    base: Profile, name: str, *, caps: dict[str, float], overrides: dict[str, Any] | None = None, **fields_: Any
+) -> Profile:
     """A profile made from ``base``: every field named in ``caps`` lowered to its cap wherever it occurs (the
     profile's own fields and its recipes'), then ``overrides`` set by dotted path (``"finetuning.squad.epochs"``),
     then the profile's own ``fields_``. Anything not named stays as in ``base``. Unknown names are errors."""
     known = _field_names(base, set())
     unknown = sorted(set(caps) - known)
     if unknown:
-        raise ValueError(f"derive({name!r}): no profile or recipe field called {', '.join(map(repr, unknown))}. "
-                         f"Accepted: {', '.join(sorted(known))}.")
+        raise ValueError(
+            f"derive({name!r}): no profile or recipe field called {', '.join(map(repr, unknown))}. "
+            f"Accepted: {', '.join(sorted(known))}."
+        )
     profile = replace(_capped(base, caps), name=name, **fields_)
     for path, value in (overrides or {}).items():
         profile = _set_path(profile, path.split("."), value, path)
@@ -512,20 +571,68 @@ def _set_path(obj: Any, parts: list[str], value: Any, path: str) -> Any:
     head, rest = parts[0], parts[1:]
     if isinstance(obj, dict):
         if head not in obj:
-            raise ValueError(f"override {path!r}: no {head!r} here; accepted: {', '.join(obj)}.")
+            raise ValueError(f"{path!r}: no {head!r} here; accepted: {', '.join(obj)}.")
         return {**obj, head: _set_path(obj[head], rest, value, path) if rest else value}
     names = [f.name for f in fields(obj)] if is_dataclass(obj) else []
     if head not in names:
-        raise ValueError(f"override {path!r}: {type(obj).__name__} has no field {head!r}; accepted: {', '.join(names)}.")
+        raise ValueError(f"{path!r}: {type(obj).__name__} has no field {head!r}; accepted: {', '.join(names)}.")
     return replace(obj, **{head: _set_path(getattr(obj, head), rest, value, path) if rest else value})
+
+
+def _field_type(owner: Any, name: str) -> tuple[type, ...]:
+    """The types a dataclass field (or a dict of recipes' entry) is declared to hold: ``float | None`` ->
+    (float, NoneType)."""
+    if not is_dataclass(owner):
+        return (type(owner[name]),)
+    hint = typing.get_type_hints(type(owner))[name]
+    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    return tuple(typing.get_origin(a) or a for a in args)
+
+
+def _parsed(text: str, accepted: tuple[type, ...], path: str) -> Any:
+    """A setting's value as its field's type: ``3e-5`` for a float, ``12`` for an int, ``True``, ``None``, a
+    tuple such as ``(0, 5)``, or a bare word for a string field."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = text  # a bare word: a checkpoint or task name
+    if isinstance(value, int) and not isinstance(value, bool) and float in accepted and int not in accepted:
+        value = float(value)
+    if isinstance(value, list) and tuple in accepted:
+        value = tuple(value)
+    if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in accepted):
+        names = " or ".join("None" if t is type(None) else t.__name__ for t in accepted)
+        raise ValueError(f"setting {path}={text!r}: the field holds {names}; give a value of that type.")
+    return value
+
+
+def with_settings(profile: Profile, settings: str | Sequence[str]) -> Profile:
+    """``profile`` with recipe fields set by dotted path: ``"finetuning.sst2.lr=3e-5"`` (several in a list, or one
+    string separated by ``;``). An unknown field is refused with the fields accepted where it was looked for; a value
+    of the wrong type with the field's type."""
+    items = [x for x in (settings.split(";") if isinstance(settings, str) else settings) if x.strip()]
+    for item in items:
+        path, sep, text = item.partition("=")
+        parts = path.strip().split(".")
+        if not sep or not path.strip():
+            raise ValueError(f"setting {item.strip()!r}: write it as field.path=value, e.g. finetuning.sst2.lr=3e-5.")
+        owner: Any = profile
+        for part in parts[:-1]:
+            owner = owner.get(part) if isinstance(owner, dict) else getattr(owner, part, None)
+        known = owner is not None and (parts[-1] in owner if isinstance(owner, dict) else hasattr(owner, parts[-1]))
+        value = _parsed(text.strip(), _field_type(owner, parts[-1]), path.strip()) if known else None
+        profile = _set_path(profile, parts, value, path.strip())  # an unknown field: its error names what exists
+    return profile
 
 
 # The rehearsal: the full profile's code path on a CPU in minutes. Only counts are capped; batch sizes, lengths,
 # learning rates, precision, model shapes of what the course trains itself, generation settings stay as in `full`.
+# fmt: off
 REHEARSAL_CAPS: dict[str, float] = {
     "masking_examples": 2000, "train_examples": 128, "eval_examples": 64, "steps": 12, "warmup_steps": 3,
     "eval_every": 6, "eval_blocks": 8, "epochs": 1, "seeds": 2, "multitask_seeds": 2, "regime_steps": 12,
-    "regime_seeds": 2, "fewshot_steps": 6, "multitask_steps": 6, "family_steps": 12, "fact_steps": 6, "transfer_examples": 256, "train_sentences": 200,
+    "regime_seeds": 2, "fewshot_steps": 6, "multitask_steps": 6, "family_steps": 12, "fact_steps": 6,
+    "transfer_examples": 256, "train_sentences": 200,
     "eval_sentences": 100, "crows_pairs": 100, "sense_examples": 60, "small_examples": 128, "aux_examples": 128,
     "corpus_sentences": 2000, "timing_seconds": 0.05, "probe_epochs": 2,
 }
@@ -536,6 +643,7 @@ PROFILES["rehearsal"] = derive(
     overrides={"finetuning.squad.split_by_article": True},
     seconds_budget=180.0, peak_rss_mb_budget=6144.0,
 )
+# fmt: on
 
 
 def default_profile_name() -> str:
@@ -543,8 +651,25 @@ def default_profile_name() -> str:
     return "full" if torch.cuda.is_available() else "quick"
 
 
+_active: dict[str, str] = {}  # the profile ``session.setup`` chose in this process
+
+
+def use_profile(name: str) -> None:
+    """Make ``name`` the running profile of this process (``session.setup`` calls this): claims are checked in it and
+    the training loops follow its mixed precision."""
+    if name not in PROFILES:
+        raise ValueError(f"Unknown profile {name!r}; accepted: {', '.join(PROFILES)}.")
+    _active["profile"] = name
+
+
+def active_profile() -> str:
+    """The profile ``setup`` chose, else the one ``$COURSE_PROFILE`` (or the machine) names."""
+    return _active.get("profile") or get_profile().name
+
+
 def get_profile(name: str | None = None) -> Profile:
-    """Return the profile called ``name``; ``None`` reads ``$COURSE_PROFILE``, then falls back to the default."""
+    """Return the profile called ``name``; ``None`` reads ``$COURSE_PROFILE``, then falls back to the default. Fields
+    set in ``$COURSE_SET`` (``with_settings``) apply to whichever profile is returned."""
     chosen = name if name is not None else os.environ.get(PROFILE_ENV) or default_profile_name()
     key = chosen.strip().lower()
     if key not in PROFILES:
@@ -553,4 +678,5 @@ def get_profile(name: str | None = None) -> Profile:
             f"Unknown course profile {chosen!r} (from the {source}). Accepted: {', '.join(sorted(PROFILES))}. "
             f"Leave {PROFILE_ENV} unset to get 'full' on a CUDA machine and 'quick' otherwise."
         )
-    return PROFILES[key]
+    settings = os.environ.get(SET_ENV, "")
+    return with_settings(PROFILES[key], settings) if settings.strip() else PROFILES[key]

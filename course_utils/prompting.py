@@ -3,10 +3,10 @@
 
 A *pattern* turns an example into text with one ``[MASK]``: ``"{text} It was [MASK]."``. A *verbalizer* names one
 single-token word per label (``great`` for positive, ``terrible`` for negative). The MLM head's logits for those words
-at the mask are the label scores: zero-shot as they are, or fine-tuned with a cross-entropy over just those words
-(PET). ``[MASK]`` is written literally and replaced by the tokenizer's own mask token, so one pattern serves BERT and
-RoBERTa.
-"""
+at the mask are the label scores (``cloze.label_logits``): zero-shot as they are, or fine-tuned with a cross-entropy
+over just those words (PET, ``cloze.mask_label_logits``). ``[MASK]`` is written literally and replaced by the
+tokenizer's own mask token, so one pattern serves BERT and RoBERTa."""
+
 from __future__ import annotations
 
 import difflib
@@ -14,9 +14,7 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import torch
-
-from .cloze import SLOT, is_single_token, logits_at_mask, mask_logits
+from .cloze import SLOT, is_single_token
 
 
 @dataclass(frozen=True)
@@ -28,15 +26,20 @@ class Pattern:
 
     def __post_init__(self) -> None:
         if not isinstance(self.template, str):
-            raise TypeError(f"A pattern is a str such as '{{text}} It was {SLOT}.'; "
-                            f"got {type(self.template).__name__}.")
+            raise TypeError(
+                f"A pattern is a str such as '{{text}} It was {SLOT}.'; got {type(self.template).__name__}."
+            )
         slots = self.template.count(SLOT)
         if slots != 1:
-            raise ValueError(f"A pattern needs exactly one {SLOT} slot for the label word; {self.template!r} has "
-                             f"{slots}. Example: '{{text}} It was {SLOT}.'")
+            raise ValueError(
+                f"A pattern needs exactly one {SLOT} slot for the label word; {self.template!r} has "
+                f"{slots}. Example: '{{text}} It was {SLOT}.'"
+            )
         if not self.fields:
-            raise ValueError(f"A pattern needs a field for the example's text, such as {{text}}; {self.template!r} "
-                             f"has none. Example: '{{text}} It was {SLOT}.'")
+            raise ValueError(
+                f"A pattern needs a field for the example's text, such as {{text}}; {self.template!r} "
+                f"has none. Example: '{{text}} It was {SLOT}.'"
+            )
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -44,16 +47,19 @@ class Pattern:
         try:
             parsed = list(string.Formatter().parse(self.template))
         except ValueError as err:
-            raise ValueError(f"Pattern {self.template!r} is not a valid format string ({err}); write fields as "
-                             f"{{text}} and a literal brace as {{{{ or }}}}.") from None
+            raise ValueError(
+                f"Pattern {self.template!r} is not a valid format string ({err}); write fields as "
+                f"{{text}} and a literal brace as {{{{ or }}}}."
+            ) from None
         return tuple(name for _, name, _, _ in parsed if name is not None)
 
     def fill(self, **fields: str) -> str:
         """The pattern with each field replaced by its text; the ``[MASK]`` slot stays as written."""
         missing = [name for name in self.fields if name not in fields]
         if missing:
-            raise KeyError(f"Pattern {self.template!r} needs the field(s) {', '.join(missing)}; got "
-                           f"{', '.join(fields) or 'none'}.")
+            raise KeyError(
+                f"Pattern {self.template!r} needs the field(s) {', '.join(missing)}; got {', '.join(fields) or 'none'}."
+            )
         return self.template.format(**{name: str(fields[name]).strip() for name in self.fields})
 
 
@@ -84,8 +90,10 @@ def verbalizer_ids(tokenizer, words: Sequence[str] | Mapping[int, str]) -> list[
             pieces = tokenizer.tokenize(word) if isinstance(word, str) else word
             close = single_token_neighbours(tokenizer, word) if isinstance(word, str) else []
             hint = f" Single-token words like it: {', '.join(close)}." if close else ""
-            raise ValueError(f"Verbalizer word {word!r} is {pieces} to this tokenizer: a label word must be one "
-                             f"token, to fill the one {SLOT}.{hint}")
+            raise ValueError(
+                f"Verbalizer word {word!r} is {pieces} to this tokenizer: a label word must be one "
+                f"token, to fill the one {SLOT}.{hint}"
+            )
         ids.append(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word)[0]))
     return ids
 
@@ -95,39 +103,24 @@ def pattern_texts(pattern: Pattern | str, rows: Sequence[Mapping[str, str]], tok
     special tokens. A long text is cut from its end, never the pattern, so the ``[MASK]`` is always there."""
     if not isinstance(pattern, Pattern):
         pattern = Pattern(pattern)
-    overhead = len(tokenizer(pattern.fill(**{f: "" for f in pattern.fields}).replace(SLOT, tokenizer.mask_token))
-                   ["input_ids"])
+    overhead = len(
+        tokenizer(pattern.fill(**{f: "" for f in pattern.fields}).replace(SLOT, tokenizer.mask_token))["input_ids"]
+    )
     if overhead >= max_length:
-        raise ValueError(f"Pattern {pattern.template!r} alone takes {overhead} tokens; max_length={max_length} "
-                         "leaves no room for the text.")
+        raise ValueError(
+            f"Pattern {pattern.template!r} alone takes {overhead} tokens; max_length={max_length} "
+            "leaves no room for the text."
+        )
     filled = [pattern.fill(**{f: str(row[f]) for f in pattern.fields}) for row in rows]
     lengths = [len(ids) for ids in tokenizer([t.replace(SLOT, tokenizer.mask_token) for t in filled])["input_ids"]]
     out = []
     for row, text, length in zip(rows, filled, lengths):
-        if length > max_length:          # rare: cut the longest field's end until the whole pattern fits
+        if length > max_length:  # rare: cut the longest field's end until the whole pattern fits
             fields = {f: str(row[f]) for f in pattern.fields}
             while (excess := len(tokenizer(text.replace(SLOT, tokenizer.mask_token))["input_ids"]) - max_length) > 0:
                 longest = max(fields, key=lambda f: len(tokenizer.tokenize(fields[f])))
                 pieces = tokenizer.tokenize(fields[longest])
-                fields[longest] = tokenizer.convert_tokens_to_string(pieces[:max(0, len(pieces) - excess)])
+                fields[longest] = tokenizer.convert_tokens_to_string(pieces[: max(0, len(pieces) - excess)])
                 text = pattern.fill(**fields)
         out.append(text)
     return out
-
-
-def mask_label_logits(model, batch: Mapping[str, torch.Tensor], mask_token_id: int, label_ids: torch.Tensor
-                      ) -> torch.Tensor:
-    """Differentiable label-word logits for training (PET): a tokenized batch with one mask per row -> [B, C]
-    (column c is label c's word)."""
-    logits = logits_at_mask(model, batch, mask_token_id)                           # [B, V]
-    return logits[:, torch.as_tensor(label_ids).to(logits.device)]                 # [B, C]
-
-
-def label_logits(model, tokenizer, texts: Sequence[str], label_ids: Sequence[int], batch_size: int = 64
-                 ) -> torch.Tensor:
-    """The MLM head's logits of the label words at each text's ``[MASK]``: texts with one ``[MASK]`` -> [N, C]
-    (column c is label c's word). ``argmax(-1)`` is the zero-shot prediction."""
-    ids = torch.as_tensor(list(label_ids))
-    out = [logits[:, ids.to(logits.device)].float().cpu() for _, logits in mask_logits(model, tokenizer, texts,
-                                                                                           batch_size)]
-    return torch.cat(out) if out else torch.empty(0, len(ids))

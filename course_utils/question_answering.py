@@ -14,6 +14,7 @@ all windows of a question wins, and its text is cut from the context through the
 
 Lesson 03d introduces it.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,20 +30,24 @@ def _column(examples, name: str) -> list:
     """One column of a ``datasets.Dataset``, a dict of lists, or a list of row dicts."""
     if isinstance(examples, (list, tuple)):
         if examples and name not in examples[0]:
-            raise ValueError(f"The examples have no {name!r} field; they have {sorted(examples[0])}. SQuAD rows have "
-                             f"{', '.join(COLUMNS)}.")
+            raise ValueError(
+                f"The examples have no {name!r} field; they have {sorted(examples[0])}. SQuAD rows have "
+                f"{', '.join(COLUMNS)}."
+            )
         return [row[name] for row in examples]
     names = list(getattr(examples, "column_names", None) or examples.keys())
     if name not in names:
-        raise ValueError(f"The examples have no {name!r} column; they have {names}. SQuAD rows have "
-                         f"{', '.join(COLUMNS)}.")
+        raise ValueError(
+            f"The examples have no {name!r} column; they have {names}. SQuAD rows have {', '.join(COLUMNS)}."
+        )
     return list(examples[name])
 
 
 # ------------------------------------------------------------------------------------------------------------ split
 def split_by_article(dataset, n_heldout: int | None = None, heldout_fraction: float | None = None, seed: int = 0):
     """(train, heldout) ``datasets.Dataset`` halves with disjoint articles (``title``): questions about one paragraph
-    never land on both sides. Give either ``n_heldout`` articles or a ``heldout_fraction`` of the articles (rounded, at least one)."""
+    never land on both sides. Give either ``n_heldout`` articles or a ``heldout_fraction`` of the articles (rounded,
+    at least one)."""
     titles = _column(dataset, "title")
     unique = list(dict.fromkeys(titles))  # first-appearance order, so the split depends only on the data and seed
     if (n_heldout is None) == (heldout_fraction is None):
@@ -52,8 +57,10 @@ def split_by_article(dataset, n_heldout: int | None = None, heldout_fraction: fl
             raise ValueError(f"heldout_fraction must be between 0 and 1 (exclusive); got {heldout_fraction}.")
         n_heldout = max(1, round(heldout_fraction * len(unique)))
     if not isinstance(n_heldout, int) or not 1 <= n_heldout < len(unique):
-        raise ValueError(f"n_heldout must be an int from 1 to {len(unique) - 1} (there are {len(unique)} articles); "
-                         f"got {n_heldout!r}.")
+        raise ValueError(
+            f"n_heldout must be an int from 1 to {len(unique) - 1} (there are {len(unique)} articles); "
+            f"got {n_heldout!r}."
+        )
     order = np.random.default_rng(seed).permutation(len(unique))
     heldout = {unique[i] for i in order[:n_heldout]}
     train_rows = [i for i, t in enumerate(titles) if t not in heldout]
@@ -73,15 +80,26 @@ class Window:
 
 def _windows(tokenizer, examples, max_length: int, stride: int):
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"{type(tokenizer).__name__} is a slow tokenizer: windows need offset mappings, which only "
-                         "fast tokenizers give. Load a fast one (AutoTokenizer.from_pretrained(..., use_fast=True)).")
+        raise ValueError(
+            f"{type(tokenizer).__name__} is a slow tokenizer: windows need offset mappings, which only "
+            "fast tokenizers give. Load a fast one (AutoTokenizer.from_pretrained(..., use_fast=True))."
+        )
     if not isinstance(max_length, int) or not isinstance(stride, int) or not 0 <= stride < max_length // 2:
-        raise ValueError(f"Need ints with 0 <= stride < max_length / 2 (room for the question and new context); got "
-                         f"max_length={max_length!r}, stride={stride!r}.")
+        raise ValueError(
+            f"Need ints with 0 <= stride < max_length / 2 (room for the question and new context); got "
+            f"max_length={max_length!r}, stride={stride!r}."
+        )
     questions = [q.lstrip() for q in _column(examples, "question")]  # some SQuAD questions start with spaces
     contexts = _column(examples, "context")
-    enc = tokenizer(questions, contexts, truncation="only_second", max_length=max_length, stride=stride,
-                    return_overflowing_tokens=True, return_offsets_mapping=True)
+    enc = tokenizer(
+        questions,
+        contexts,
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+    )
     keys = [k for k in ("input_ids", "token_type_ids") if k in enc]
     for i, example in enumerate(enc["overflow_to_sample_mapping"]):
         sequence = enc.sequence_ids(i)
@@ -117,10 +135,12 @@ def encode_for_training(tokenizer, examples, max_length: int = 384, stride: int 
         start, end = 0, 0
         if gold["text"]:
             text, start_char = gold["text"][0], int(gold["answer_start"][0])
-            found = context[start_char:start_char + len(text)]
+            found = context[start_char : start_char + len(text)]
             if found != text:
-                raise ValueError(f"Example {window.example_index}: answer_start {start_char} does not point at the "
-                                 f"answer {text!r} in its context (found {found!r}).")
+                raise ValueError(
+                    f"Example {window.example_index}: answer_start {start_char} does not point at the "
+                    f"answer {text!r} in its context (found {found!r})."
+                )
             start, end = _answer_tokens(window, start_char, start_char + len(text))
         features.append({**feature, "start_positions": start, "end_positions": end})
     return features
@@ -138,8 +158,9 @@ def encode_for_eval(tokenizer, examples, max_length: int = 384, stride: int = 12
 
 
 # ------------------------------------------------------------------------------------------------------- prediction
-def best_spans(start_logits, end_logits, windows: Sequence[Window], examples, n_best: int = 20,
-               max_answer_tokens: int = 30) -> dict[str, str]:
+def best_spans(
+    start_logits, end_logits, windows: Sequence[Window], examples, n_best: int = 20, max_answer_tokens: int = 30
+) -> dict[str, str]:
     """The answer text for every example, by question id.
 
     ``start_logits`` / ``end_logits``: [F, T] (or F rows of different lengths), one row per window in the order of
@@ -149,20 +170,26 @@ def best_spans(start_logits, end_logits, windows: Sequence[Window], examples, n_
     wins; its text is cut from the context by character offsets. An example without any candidate gets "".
     """
     if not len(start_logits) == len(end_logits) == len(windows):
-        raise ValueError(f"Need one row of start and end logits per window: got {len(start_logits)} start rows, "
-                         f"{len(end_logits)} end rows, {len(windows)} windows.")
+        raise ValueError(
+            f"Need one row of start and end logits per window: got {len(start_logits)} start rows, "
+            f"{len(end_logits)} end rows, {len(windows)} windows."
+        )
     if n_best < 1 or max_answer_tokens < 1:
         raise ValueError(f"n_best and max_answer_tokens must be at least 1; got {n_best} and {max_answer_tokens}.")
     ids, contexts = _column(examples, "id"), _column(examples, "context")
     best: dict[int, tuple[float, int, int]] = {}  # example -> (score, start char, end char)
     for s_row, e_row, window in zip(start_logits, end_logits, windows):
         if not 0 <= window.example_index < len(ids):
-            raise ValueError(f"A window points at example {window.example_index}, but there are {len(ids)} examples: "
-                             "pass the examples the windows were encoded from.")
+            raise ValueError(
+                f"A window points at example {window.example_index}, but there are {len(ids)} examples: "
+                "pass the examples the windows were encoded from."
+            )
         s_row, e_row = np.asarray(s_row, dtype=float), np.asarray(e_row, dtype=float)
         if len(s_row) < len(window.offsets) or len(e_row) < len(window.offsets):
-            raise ValueError(f"A window has {len(window.offsets)} tokens but only {len(s_row)} start / {len(e_row)} "
-                             "end logits: give each window's full row.")
+            raise ValueError(
+                f"A window has {len(window.offsets)} tokens but only {len(s_row)} start / {len(e_row)} "
+                "end logits: give each window's full row."
+            )
         context = np.array([t for t, o in enumerate(window.offsets) if o is not None])
         if context.size == 0:
             continue
@@ -208,7 +235,7 @@ def random_span_baseline(examples, seed: int = 0, lengths: Sequence[int] | None 
             continue
         n = min(int(rng.choice(pool)), len(words))
         first = int(rng.integers(0, len(words) - n + 1))
-        out[question_id] = context[words[first][0]:words[first + n - 1][1]]
+        out[question_id] = context[words[first][0] : words[first + n - 1][1]]
     return out
 
 
@@ -218,11 +245,14 @@ def squad_inputs(answers: dict[str, str], examples) -> dict[str, list[dict]]:
     ids, gold = _column(examples, "id"), _column(examples, "answers")
     missing = [i for i in ids if i not in answers]
     if missing:
-        raise ValueError(f"{len(missing)} of {len(ids)} questions have no predicted answer (first: {missing[0]!r}). "
-                         "Predict every question; an unanswered one can be given ''.")
+        raise ValueError(
+            f"{len(missing)} of {len(ids)} questions have no predicted answer (first: {missing[0]!r}). "
+            "Predict every question; an unanswered one can be given ''."
+        )
     return {
         "predictions": [{"id": i, "prediction_text": answers[i]} for i in ids],
-        "references": [{"id": i, "answers": {"text": list(g["text"]),
-                                             "answer_start": [int(a) for a in g["answer_start"]]}}
-                       for i, g in zip(ids, gold)],
+        "references": [
+            {"id": i, "answers": {"text": list(g["text"]), "answer_start": [int(a) for a in g["answer_start"]]}}
+            for i, g in zip(ids, gold)
+        ],
     }

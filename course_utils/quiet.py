@@ -1,4 +1,7 @@
-"""Quiet mode (``COURSE_QUIET=1``): tests and the headless course run keep progress bars and warnings off stderr."""
+"""Quiet mode (``COURSE_QUIET=1``): tests and the headless course run keep progress bars and warnings off stderr.
+
+Every lesson is quiet through ``setup``; 03a, 04 and 07 also ask ``is_quiet`` to skip a progress bar of their own."""
+
 from __future__ import annotations
 
 import logging

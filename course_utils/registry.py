@@ -10,9 +10,10 @@ Two kinds of source, so that a clone of the repository plus the internet is enou
   revision. Offline they fall back to the mirror (``$COURSE_DATA_DIR``, then ``../shared/data``), which stands in
   for the hub on machines without internet.
 
-``python -m course_utils.shipping`` prints the table, ``... verify`` checks every shipped file against its sha256,
+``python -m course_tools.shipped_data`` prints the table, ``... verify`` checks every shipped file against its sha256,
 and ``... ship MIRROR`` (maintainers) copies the shipped datasets from a mirror and writes their checksums.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,8 +26,8 @@ import yaml
 
 from .paths import repo_root
 
-SHIPPED_ROOT = Path(__file__).resolve().parent / "data"   # package data: travels with pip install
-CHECKSUMS_KEY = "course_checksums"                         # README front matter: {relative path: sha256}
+SHIPPED_ROOT = Path(__file__).resolve().parent / "data"  # package data: travels with pip install
+CHECKSUMS_KEY = "course_checksums"  # README front matter: {relative path: sha256}
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class DatasetEntry:
     """
 
     name: str
-    source: str                     # "course" or "hub"
+    source: str  # "course" or "hub"
     folder: str
     configs: tuple[str, ...]
     licence: str
@@ -49,13 +50,14 @@ class DatasetEntry:
     hub: str | None = None
     revision: str | None = None
     config_as_data_dir: bool = False
-    upstream: str | None = None     # course datasets copied from a hub repository that needs a loading script
+    upstream: str | None = None  # course datasets copied from a hub repository that needs a loading script
 
     @property
     def shipped(self) -> bool:
         return self.source == "course"
 
 
+# fmt: off
 DATASETS: tuple[DatasetEntry, ...] = (
     # ----------------------------------------------------------------------------------- shipped with the course
     DatasetEntry(
@@ -130,6 +132,7 @@ DATASETS: tuple[DatasetEntry, ...] = (
         ("03c", "06"), hub="eriktks/conll2003", revision="refs/convert/parquet", config_as_data_dir=True,
     ),
 )
+# fmt: on
 
 
 def by_name() -> dict[str, DatasetEntry]:
@@ -173,9 +176,13 @@ def _restore_hint(entry: DatasetEntry) -> str:
     folder = shipped_folder(entry)
     root = repo_root()
     if root is not None and (root / ".git").exists() and folder.is_relative_to(root):
-        return (f"restore it from git: `git checkout -- {folder.relative_to(root).as_posix()}` in {root} "
-                "(`git status` there shows what changed)")
-    return f"reinstall the course: `pip install --force-reinstall --no-deps \"{install_spec()}\"`, then restart the runtime"
+        return (
+            f"restore it from git: `git checkout -- {folder.relative_to(root).as_posix()}` in {root} "
+            "(`git status` there shows what changed)"
+        )
+    return (
+        f'reinstall the course: `pip install --force-reinstall --no-deps "{install_spec()}"`, then restart the runtime'
+    )
 
 
 def install_spec() -> str:
@@ -188,7 +195,7 @@ def install_spec() -> str:
         return "course-utils @ git+<the course's repository>@<its release>"
 
 
-_VERIFIED: set[tuple] = set()   # (path, size, mtime) of the file sets already checked in this process
+_VERIFIED: set[tuple] = set()  # (path, size, mtime) of the file sets already checked in this process
 
 
 class ShippedDataError(FileNotFoundError):
@@ -206,25 +213,34 @@ def verify_shipped(entry: DatasetEntry) -> Path:
     folder = shipped_folder(entry)
     readme = folder / "README.md"
     if not readme.is_file():
-        raise ShippedDataError(f"The course's copy of {entry.name!r} is missing: {readme} is not there. "
-                               f"To restore it, {_restore_hint(entry)}.")
+        raise ShippedDataError(
+            f"The course's copy of {entry.name!r} is missing: {readme} is not there. "
+            f"To restore it, {_restore_hint(entry)}."
+        )
     try:
         checksums = front_matter(readme).get(CHECKSUMS_KEY) or {}
     except yaml.YAMLError as err:
-        raise ShippedDataError(f"{readme} is damaged (its front matter is not YAML: {err}). "
-                               f"To restore it, {_restore_hint(entry)}.") from err
+        raise ShippedDataError(
+            f"{readme} is damaged (its front matter is not YAML: {err}). To restore it, {_restore_hint(entry)}."
+        ) from err
     if not checksums:
-        raise ShippedDataError(f"{readme} lists no `{CHECKSUMS_KEY}`, so the course's copy of {entry.name!r} cannot "
-                               f"be checked. To restore it, {_restore_hint(entry)}.")
+        raise ShippedDataError(
+            f"{readme} lists no `{CHECKSUMS_KEY}`, so the course's copy of {entry.name!r} cannot "
+            f"be checked. To restore it, {_restore_hint(entry)}."
+        )
     files = [folder / rel for rel in sorted(checksums)]
     missing = [f for f in files if not f.is_file()]
     if missing:
-        raise ShippedDataError(f"The course's copy of {entry.name!r} is incomplete: {missing[0]} is missing. "
-                               f"To restore it, {_restore_hint(entry)}.")
+        raise ShippedDataError(
+            f"The course's copy of {entry.name!r} is incomplete: {missing[0]} is missing. "
+            f"To restore it, {_restore_hint(entry)}."
+        )
     unlisted = sorted(set(folder.rglob("*.parquet")) - set(files))
-    if unlisted:   # datasets would load it with the rest: a file nobody checked is not the course's data
-        raise ShippedDataError(f"The course's copy of {entry.name!r} holds {unlisted[0]}, which its README's "
-                               f"`{CHECKSUMS_KEY}` do not list. Remove it, or {_restore_hint(entry)}.")
+    if unlisted:  # datasets would load it with the rest: a file nobody checked is not the course's data
+        raise ShippedDataError(
+            f"The course's copy of {entry.name!r} holds {unlisted[0]}, which its README's "
+            f"`{CHECKSUMS_KEY}` do not list. Remove it, or {_restore_hint(entry)}."
+        )
     stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
     if stamp in _VERIFIED:
         return folder
@@ -234,6 +250,7 @@ def verify_shipped(entry: DatasetEntry) -> Path:
         if digest != expected:
             raise ShippedDataError(
                 f"The course's copy of {entry.name!r} is damaged: {f} has sha256 {digest[:16]}…, expected "
-                f"{expected[:16]}…. To restore it, {_restore_hint(entry)}.")
+                f"{expected[:16]}…. To restore it, {_restore_hint(entry)}."
+            )
     _VERIFIED.add(stamp)
     return folder

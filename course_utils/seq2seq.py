@@ -3,11 +3,13 @@
 Two ways to get an encoder-decoder:
 - a seq2seq checkpoint (T5, BART) loaded as it is, online;
 - a *warm start* (Rothe et al., 2020): an encoder-only BERT checkpoint on both sides. The decoder copy gets a causal
-  self-attention mask and new, randomly initialised cross-attention; ``[CLS]`` starts every output and ``[SEP]`` ends it.
+  self-attention mask and new, randomly initialised cross-attention; ``[CLS]`` starts every output and ``[SEP]`` ends
+  it.
 
 Targets are stored as ``labels`` (the tokens the decoder must produce, ending with the end-of-sequence token); the
 model shifts them right behind the start token to make the decoder's inputs (teacher forcing).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,12 +21,12 @@ from .quiet import quiet_if_asked
 from .resources import announce, load_model, load_tokenizer, resolve_checkpoint
 from .training import IGNORE_INDEX, batches, shortest_first
 
-
 CROSS_ATTENTION_INITS = ("random", "self")
 
 
-def warm_start(name: str, decoder_layers: int | None = None, cross_attention: str = "random",
-               encoder_layers: int | None = None):
+def warm_start(
+    name: str, decoder_layers: int | None = None, cross_attention: str = "random", encoder_layers: int | None = None
+):
     """An ``EncoderDecoderModel`` with the BERT checkpoint ``name`` (hub name or folder, through the course resolver)
     as encoder and as decoder (lesson 04). The encoder keeps the first ``encoder_layers`` layers and the decoder the
     first ``decoder_layers`` (None: all). Returns ``(model, tokenizer)``; the special tokens for generation are set
@@ -38,21 +40,30 @@ def warm_start(name: str, decoder_layers: int | None = None, cross_attention: st
     ckpt = resolve_checkpoint(name)
     config = AutoConfig.from_pretrained(ckpt.location)
     if config.model_type not in ("bert", "roberta", "electra"):
-        raise ValueError(f"warm_start needs an encoder-only BERT-like checkpoint; {name!r} is a "
-                         f"{config.model_type!r} model. Accepted model types: bert, roberta, electra.")
+        raise ValueError(
+            f"warm_start needs an encoder-only BERT-like checkpoint; {name!r} is a "
+            f"{config.model_type!r} model. Accepted model types: bert, roberta, electra."
+        )
     for what, layers in (("encoder_layers", encoder_layers), ("decoder_layers", decoder_layers)):
         if layers is not None and not (isinstance(layers, int) and 1 <= layers <= config.num_hidden_layers):
-            raise ValueError(f"{what}={layers!r}: {name!r} has {config.num_hidden_layers} layers to copy. "
-                             f"Accepted: None (all) or an int from 1 to {config.num_hidden_layers}.")
+            raise ValueError(
+                f"{what}={layers!r}: {name!r} has {config.num_hidden_layers} layers to copy. "
+                f"Accepted: None (all) or an int from 1 to {config.num_hidden_layers}."
+            )
     if cross_attention not in CROSS_ATTENTION_INITS:
-        raise ValueError(f"cross_attention={cross_attention!r}: accepted {', '.join(map(repr, CROSS_ATTENTION_INITS))} "
-                         "(new random blocks, or copies of each decoder layer's self-attention).")
+        raise ValueError(
+            f"cross_attention={cross_attention!r}: accepted {', '.join(map(repr, CROSS_ATTENTION_INITS))} "
+            "(new random blocks, or copies of each decoder layer's self-attention)."
+        )
     tokenizer = AutoTokenizer.from_pretrained(ckpt.location)
-    extra = {f"{side}_num_hidden_layers": n for side, n in (("encoder", encoder_layers), ("decoder", decoder_layers))
-             if n is not None}
+    extra = {
+        f"{side}_num_hidden_layers": n
+        for side, n in (("encoder", encoder_layers), ("decoder", decoder_layers))
+        if n is not None
+    }
     model = EncoderDecoderModel.from_encoder_decoder_pretrained(ckpt.location, ckpt.location, **extra)
     if cross_attention == "self":
-        for layer in model.decoder.base_model.encoder.layer:          # same shapes: [H, H] projections, LayerNorm [H]
+        for layer in model.decoder.base_model.encoder.layer:  # same shapes: [H, H] projections, LayerNorm [H]
             layer.crossattention.load_state_dict(layer.attention.state_dict())
     start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
     end = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
@@ -85,8 +96,16 @@ def decoder_start(model) -> int:
     return int(start)
 
 
-def encode_pairs(tokenizer, model, sources: Sequence[str], targets: Sequence[str], *, max_source_length: int,
-                 max_target_length: int, prefix: str = "") -> list[dict]:
+def encode_pairs(
+    tokenizer,
+    model,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    *,
+    max_source_length: int,
+    max_target_length: int,
+    prefix: str = "",
+) -> list[dict]:
     """Tokenize (source, target) texts -> one dict per pair with ``input_ids`` (``prefix`` + source, cut to
     ``max_source_length``) and ``labels`` (the target, cut to ``max_target_length``, ending with the tokenizer's
     end token). A leading label equal to the decoder's start token is dropped: the model puts it there itself."""
@@ -96,8 +115,10 @@ def encode_pairs(tokenizer, model, sources: Sequence[str], targets: Sequence[str
     for what, texts in (("source", sources), ("target", targets)):
         empty = [i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
         if empty:
-            raise ValueError(f"Empty {what} text at position(s) {empty[:5]}: every {what} must be a non-empty "
-                             "string. Filter those rows out first.")
+            raise ValueError(
+                f"Empty {what} text at position(s) {empty[:5]}: every {what} must be a non-empty "
+                "string. Filter those rows out first."
+            )
     for what, n in (("max_source_length", max_source_length), ("max_target_length", max_target_length)):
         if not isinstance(n, int) or n < 2:
             raise ValueError(f"{what} must be an int of at least 2; got {n!r}.")
@@ -135,8 +156,9 @@ def generate(model, tokenizer, encoded: list[dict], batch_size: int = 64, **gene
     (``max_new_tokens``, ``num_beams``, ``do_sample``, ``top_k``, ``top_p``, ``length_penalty``...). Sources go
     shortest first so that each batch pads little."""
     texts: list[str] = [""] * len(encoded)
-    for indices, out in shortest_first(model, tokenizer, encoded, batch_size,
-                                        run=lambda batch: model.generate(**batch, **generation)):
+    for indices, out in shortest_first(
+        model, tokenizer, encoded, batch_size, run=lambda batch: model.generate(**batch, **generation)
+    ):
         for i, text in zip(indices, tokenizer.batch_decode(out, skip_special_tokens=True)):
             texts[i] = text.strip()
     return texts

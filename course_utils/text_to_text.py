@@ -11,17 +11,19 @@ SQuAD becomes ``"question: <q> context: <c>"`` with the first gold answer as the
 
 Lesson 04 introduces it.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from .glue import glue_task
 
 
 class TextPair(NamedTuple):
-    source: str   # what the encoder reads
-    target: str   # what the decoder must write
+    source: str  # what the encoder reads
+    target: str  # what the decoder must write
 
 
 def _field(example: Mapping[str, Any], name: str, task: str) -> Any:
@@ -37,12 +39,16 @@ def to_text(task: str, example: Mapping[str, Any]) -> TextPair:
     label = _field(example, "label", t.name)
     if t.is_regression:
         if isinstance(label, bool) or not isinstance(label, (int, float)) or not 0 <= label <= 5:
-            raise ValueError(f"{t.name} labels are similarity scores from 0 to 5; got {label!r} (the hidden test split "
-                             f"has -1: text-to-text needs a labelled split).")
+            raise ValueError(
+                f"{t.name} labels are similarity scores from 0 to 5; got {label!r} (the hidden test split "
+                f"has -1: text-to-text needs a labelled split)."
+            )
         return TextPair(source, f"{round(float(label) * 5) / 5:.1f}")
     if not isinstance(label, int) or isinstance(label, bool) or not 0 <= label < len(t.labels):
-        raise ValueError(f"{t.name} labels are ids 0-{len(t.labels) - 1} ({', '.join(t.labels)}); got {label!r} "
-                         f"(the hidden test split has -1: text-to-text needs a labelled split).")
+        raise ValueError(
+            f"{t.name} labels are ids 0-{len(t.labels) - 1} ({', '.join(t.labels)}); got {label!r} "
+            f"(the hidden test split has -1: text-to-text needs a labelled split)."
+        )
     return TextPair(source, t.labels[label])
 
 
@@ -66,5 +72,6 @@ def squad_to_text(example: Mapping[str, Any]) -> TextPair:
     answers = _field(example, "answers", "squad")["text"]
     if not answers:
         raise ValueError(f"SQuAD example {example.get('id', '?')!r} has no answer text to use as the target.")
-    return TextPair(f"question: {_field(example, 'question', 'squad')} context: {_field(example, 'context', 'squad')}",
-                    answers[0])
+    return TextPair(
+        f"question: {_field(example, 'question', 'squad')} context: {_field(example, 'context', 'squad')}", answers[0]
+    )

@@ -10,6 +10,7 @@ word takes the prediction of its first sub-token. The tokenizer's ``word_ids`` (
 
 Lesson 03c introduces it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -46,8 +47,9 @@ def _check_fast(tokenizer) -> None:
         )
 
 
-def encode_words(tokenizer, words: Sequence[Sequence[str]], word_labels: Sequence[Sequence[int]],
-                 max_length: int) -> tuple[list[dict], list[list[int | None]]]:
+def encode_words(
+    tokenizer, words: Sequence[Sequence[str]], word_labels: Sequence[Sequence[int]], max_length: int
+) -> tuple[list[dict], list[list[int | None]]]:
     """Tokenize pre-split sentences -> (features, word_ids), two parallel lists with one entry per sentence.
 
     ``features[i]``: input_ids [T_i], token_type_ids [T_i] (if the tokenizer makes them) and labels [T_i] (aligned,
@@ -60,14 +62,17 @@ def encode_words(tokenizer, words: Sequence[Sequence[str]], word_labels: Sequenc
     words = [list(w) for w in words]
     word_labels = [list(labels) for labels in word_labels]
     if len(words) != len(word_labels):
-        raise ValueError(f"{len(words)} sentences but {len(word_labels)} label lists: give one label list per "
-                         "sentence.")
+        raise ValueError(
+            f"{len(words)} sentences but {len(word_labels)} label lists: give one label list per sentence."
+        )
     for i, (w, labels) in enumerate(zip(words, word_labels)):
         if len(w) != len(labels):
             raise ValueError(f"Sentence {i} has {len(w)} words but {len(labels)} labels: give one label per word.")
         if w and not isinstance(w[0], str):
-            raise ValueError(f"Sentence {i} is not a list of word strings (got {type(w[0]).__name__}): pass pre-split "
-                             "words, e.g. the CoNLL 'tokens' column.")
+            raise ValueError(
+                f"Sentence {i} is not a list of word strings (got {type(w[0]).__name__}): pass pre-split "
+                "words, e.g. the CoNLL 'tokens' column."
+            )
     if not isinstance(max_length, int) or max_length < 3:
         raise ValueError(f"max_length must be an int of at least 3 ([CLS], one token, [SEP]); got {max_length!r}.")
     enc = tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length)
@@ -80,8 +85,14 @@ def encode_words(tokenizer, words: Sequence[Sequence[str]], word_labels: Sequenc
     return features, all_word_ids
 
 
-def word_predictions(logits_or_ids, word_ids: Sequence[int | None], n_words: int | None = None, *, fill: int = 0,
-                     padding_side: str = "right") -> list[int]:
+def word_predictions(
+    logits_or_ids,
+    word_ids: Sequence[int | None],
+    n_words: int | None = None,
+    *,
+    fill: int = 0,
+    padding_side: str = "right",
+) -> list[int]:
     """One predicted label id per word: the prediction at the word's first sub-token.
 
     ``logits_or_ids``: one sentence's logits [T, C] or predicted ids [T]; T may exceed ``len(word_ids)`` when the
@@ -100,7 +111,7 @@ def word_predictions(logits_or_ids, word_ids: Sequence[int | None], n_words: int
     if padding_side not in ("right", "left"):
         raise ValueError(f"padding_side must be 'right' or 'left'; got {padding_side!r}.")
     if padding_side == "left":
-        ids = ids[len(ids) - len(word_ids):]
+        ids = ids[len(ids) - len(word_ids) :]
     first: dict[int, int] = {}
     for position, word in enumerate(word_ids):
         if word is not None and word not in first:
@@ -128,8 +139,10 @@ def label_names(dataset, column: str = "ner_tags") -> list[str]:
     """The tag names of a token-classification column (a list of ClassLabel), e.g. CoNLL-2003's nine NER tags."""
     columns = list(getattr(dataset, "column_names", []) or [])
     if column not in columns:
-        raise ValueError(f"No label column {column!r}; the dataset has {columns}. Pass column=... (CoNLL-2003: "
-                         "'ner_tags', 'pos_tags' or 'chunk_tags').")
+        raise ValueError(
+            f"No label column {column!r}; the dataset has {columns}. Pass column=... (CoNLL-2003: "
+            "'ner_tags', 'pos_tags' or 'chunk_tags')."
+        )
     feature = dataset.features[column]
     names = getattr(getattr(feature, "feature", None), "names", None)
     if not names:

@@ -9,8 +9,10 @@ these from here, so a fix reaches every loop at once:
 - ``batches``: dynamically padded batches, shuffled or grouped by length (lesson 03a introduces them);
 - ``shortest_first``: inference over examples sorted by length, so that each batch pads little (lesson 03a);
 - ``mlm_parts``: the encoder and the MLM head of a masked LM, for losses that project only the masked positions
-  (lesson 02).
+  (lesson 02);
+- ``train_only``: selective fine-tuning, the top layers of an encoder trained and the rest frozen (lessons 05, 07).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
@@ -19,12 +21,19 @@ import torch
 from transformers import DataCollatorWithPadding
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-IGNORE_INDEX = -100   # the label PyTorch's cross-entropy (and every transformers head) leaves out of the loss
+IGNORE_INDEX = -100  # the label PyTorch's cross-entropy (and every transformers head) leaves out of the loss
 
 
-def adamw(params: Iterable[torch.nn.Parameter], *, lr: float, weight_decay: float = 0.01,
-          betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, fused: bool | None = None,
-          decay_vectors: bool = False) -> torch.optim.AdamW:
+def adamw(
+    params: Iterable[torch.nn.Parameter],
+    *,
+    lr: float,
+    weight_decay: float = 0.01,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-8,
+    fused: bool | None = None,
+    decay_vectors: bool = False,
+) -> torch.optim.AdamW:
     """AdamW over the trainable ``params``. Tensors of two or more dimensions (weight matrices, embeddings) decay by
     ``weight_decay``; biases and LayerNorm weights (one dimension) do not, as in BERT (Devlin et al., 2019) and in the
     Trainer's default, unless ``decay_vectors=True``. ``fused``: PyTorch's fused kernel, one pass over all parameters
@@ -41,14 +50,28 @@ def adamw(params: Iterable[torch.nn.Parameter], *, lr: float, weight_decay: floa
     if decay_vectors:
         groups: list = params
     else:
-        groups = [g for g in ({"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
-                              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}) if g["params"]]
+        groups = [
+            g
+            for g in (
+                {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+                {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+            )
+            if g["params"]
+        ]
     return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, fused=fused or None)
 
 
-def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = False, group_by_length: bool = False,
-            seed: int = 0, collate: Callable[[list[dict]], dict] | None = None,
-            length_key: str = "input_ids") -> Iterator[dict]:
+def batches(
+    encoded: list[dict],
+    tokenizer,
+    batch_size: int,
+    *,
+    shuffle: bool = False,
+    group_by_length: bool = False,
+    seed: int = 0,
+    collate: Callable[[list[dict]], dict] | None = None,
+    length_key: str = "input_ids",
+) -> Iterator[dict]:
     """Dynamically padded batches (dicts of tensors [B, T_batch]); optionally shuffled and grouped by the length of
     ``length_key`` (seq2seq pairs whose sources are all cut to one length group by ``"labels"``).
 
@@ -61,8 +84,9 @@ def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = 
     g = torch.Generator().manual_seed(seed)
     if group_by_length:
         if encoded and length_key not in encoded[0]:
-            raise KeyError(f"length_key={length_key!r} is not a field of the examples; they have "
-                           f"{', '.join(encoded[0])}.")
+            raise KeyError(
+                f"length_key={length_key!r} is not a field of the examples; they have {', '.join(encoded[0])}."
+            )
         order = list(LengthGroupedSampler(batch_size, lengths=[len(e[length_key]) for e in encoded], generator=g))
     elif shuffle:
         order = torch.randperm(len(encoded), generator=g).tolist()
@@ -70,13 +94,13 @@ def batches(encoded: list[dict], tokenizer, batch_size: int, *, shuffle: bool = 
         order = list(range(len(encoded)))
     collate = collate or DataCollatorWithPadding(tokenizer)
     for start in range(0, len(order), batch_size):
-        yield collate([encoded[i] for i in order[start:start + batch_size]])
+        yield collate([encoded[i] for i in order[start : start + batch_size]])
 
 
 def check_fits(model, encoded: list[dict]) -> None:
     """Every encoded example must fit the model's position embeddings."""
     longest = max((len(e["input_ids"]) for e in encoded), default=0)
-    positions = getattr(model.config, "max_position_embeddings", None)   # encoder-decoders (T5) may have no limit
+    positions = getattr(model.config, "max_position_embeddings", None)  # encoder-decoders (T5) may have no limit
     if positions is not None and longest > positions:
         raise ValueError(
             f"An example has {longest} tokens but the model has only {positions} position embeddings: encode with "
@@ -92,12 +116,13 @@ def shortest_first(model, tokenizer, encoded: list[dict], batch_size: int, colla
     model.eval()
     device = next(model.parameters()).device
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
-    inputs = [{k: v for k, v in encoded[i].items() if k in ("input_ids", "token_type_ids", "attention_mask")}
-              for i in order]
+    inputs = [
+        {k: v for k, v in encoded[i].items() if k in ("input_ids", "token_type_ids", "attention_mask")} for i in order
+    ]
     done = 0
     for batch in batches(inputs, tokenizer, batch_size, collate=collate):
         size = len(batch["input_ids"])
-        yield order[done:done + size], (run or (lambda b: model(**b)))({k: v.to(device) for k, v in batch.items()})
+        yield order[done : done + size], (run or (lambda b: model(**b)))({k: v.to(device) for k, v in batch.items()})
         done += size
 
 
@@ -112,3 +137,37 @@ def mlm_parts(model):
         if hasattr(model, encoder) and hasattr(model, head):
             return getattr(model, encoder), getattr(model, head)
     return None
+
+
+def _encoder_layers(model) -> torch.nn.ModuleList:
+    encoder = getattr(model, "encoder", model)
+    stack = getattr(getattr(encoder, "encoder", None), "layer", None)
+    if stack is None:
+        raise TypeError(
+            f"Cannot find the transformer layers of a {type(model).__name__}: expected "
+            ".encoder.encoder.layer (a PooledClassifier on a BERT-like encoder)."
+        )
+    return stack
+
+
+def train_only(model, top_layers: int | None, layer_norms: bool = False) -> int:
+    """Selective fine-tuning of a ``PooledClassifier``: freeze the encoder except its ``top_layers`` last layers
+    (and, with ``layer_norms``, every LayerNorm); the head always trains. ``top_layers=None`` trains everything,
+    embeddings included (full fine-tuning). Returns the number of trainable parameters."""
+    if top_layers is None:
+        model.requires_grad_(True)
+        return sum(p.numel() for p in model.parameters())
+    layers = _encoder_layers(model)
+    if not isinstance(top_layers, int) or not 0 <= top_layers <= len(layers):
+        raise ValueError(
+            f"top_layers={top_layers!r}: the encoder has {len(layers)} layers. "
+            f"Accepted: None (everything) or an int from 0 (head only) to {len(layers)}."
+        )
+    model.encoder.requires_grad_(False)
+    for layer in list(layers)[len(layers) - top_layers :]:
+        layer.requires_grad_(True)
+    if layer_norms:
+        for module in model.encoder.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.requires_grad_(True)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -2,6 +2,7 @@
 
 Notebook 02 builds the same pipeline step by step; this is the compact version later lessons reuse.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence

@@ -1,4 +1,5 @@
 """Shared fixtures. The environment every test runs in (offline, quick, the hub's stand-in) is set in ../conftest.py."""
+
 import pytest
 
 
@@ -25,8 +26,14 @@ def tiny_mlm(tokenizer):
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64)
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     return BertForMaskedLM(cfg).eval()
 
 

@@ -10,6 +10,7 @@ The root conftest.py builds it for every pytest run; by hand:
 ``python tests/hub_standin.py build/hub-standin``, then
 ``COURSE_DATA_DIR="$PWD/build/hub-standin" HF_HUB_OFFLINE=1 make course``.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from course_utils import registry  # noqa: E402
 from course_utils.resources import mirror_configs  # noqa: E402
 
-MARKER = ".hub-standin"   # only a folder carrying it is ever emptied by build()
+MARKER = ".hub-standin"  # only a folder carrying it is ever emptied by build()
 
 
 def default_mirror() -> Path:
@@ -35,7 +36,7 @@ def _files(entry: registry.DatasetEntry, source: Path) -> dict[Path, Path]:
     if not entry.config_as_data_dir:
         return {p.relative_to(source): p for p in source.rglob("*") if p.is_file()}
     files = {}
-    for config in mirror_configs(source):                 # the hub's parquet export: <config>/<split>/0000.parquet
+    for config in mirror_configs(source):  # the hub's parquet export: <config>/<split>/0000.parquet
         for part in sorted((source / config).glob("*.parquet")):
             split = re.match(r"(\w+?)-\d+-of-\d+", part.stem).group(1)
             files[Path(config) / split / "0000.parquet"] = part
@@ -62,8 +63,10 @@ def build(target: Path, mirror: Path) -> list[str]:
                 old.unlink()
         for rel, source in files.items():
             dest = target / folder / rel
-            if dest.is_file() and (dest.stat().st_size, dest.stat().st_mtime_ns) == (source.stat().st_size,
-                                                                                     source.stat().st_mtime_ns):
+            if dest.is_file() and (dest.stat().st_size, dest.stat().st_mtime_ns) == (
+                source.stat().st_size,
+                source.stat().st_mtime_ns,
+            ):
                 continue
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest)
@@ -74,5 +77,7 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(f"usage: python {sys.argv[0]} FOLDER   (copies the hub's datasets from {default_mirror()})")
     folders = build(Path(sys.argv[1]), default_mirror())
-    print(f"{sys.argv[1]}: {', '.join(folders)}\n"
-          f"then: COURSE_DATA_DIR=\"{Path(sys.argv[1]).resolve()}\" HF_HUB_OFFLINE=1 make course")
+    print(
+        f"{sys.argv[1]}: {', '.join(folders)}\n"
+        f'then: COURSE_DATA_DIR="{Path(sys.argv[1]).resolve()}" HF_HUB_OFFLINE=1 make course'
+    )

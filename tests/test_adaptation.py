@@ -3,15 +3,22 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from course_utils.adaptation import (check_label_sets, classifier, continue_pretraining, corpus_blocks, load_task,
-                                     sample_texts, train_only)
+from course_utils.adaptation import check_label_sets, classifier, continue_pretraining, load_task, sample_texts
+from course_utils.packing import corpus_blocks
+from course_utils.training import train_only
 
 
 @pytest.fixture(scope="module")
 def tiny_mlm(tokenizer):
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=32)
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+    )
     return BertForMaskedLM(cfg)
 
 
@@ -23,10 +30,12 @@ def test_chemprot_loads_with_one_label_set():
 
 
 def test_a_label_missing_from_training_is_refused():
-    splits = datasets.DatasetDict({
-        "train": datasets.Dataset.from_dict({"text": ["a", "b"], "label": ["X", "Y"]}),
-        "test": datasets.Dataset.from_dict({"text": ["c"], "label": ["Z"]}),
-    })
+    splits = datasets.DatasetDict(
+        {
+            "train": datasets.Dataset.from_dict({"text": ["a", "b"], "label": ["X", "Y"]}),
+            "test": datasets.Dataset.from_dict({"text": ["c"], "label": ["Z"]}),
+        }
+    )
     with pytest.raises(ValueError, match=r"test split of toy has label\(s\) \['Z'\]"):
         check_label_sets(splits, "toy")
     assert check_label_sets(splits.filter(lambda r: r["label"] != "Z"), "toy") == ["X", "Y"]
@@ -52,10 +61,11 @@ def test_empty_or_short_corpora_are_refused(tokenizer, sentences):
 def test_continued_pretraining_adapts_a_copy(tiny_mlm, tokenizer, sentences):
     blocks = corpus_blocks(sentences[:400], tokenizer, 32)
     before = {k: v.clone() for k, v in tiny_mlm.state_dict().items()}
-    adapted, history = continue_pretraining(tiny_mlm, tokenizer, blocks, blocks[:32], steps=40, batch_size=16, lr=3e-3,
-                                            progress=False)
+    adapted, history = continue_pretraining(
+        tiny_mlm, tokenizer, blocks, blocks[:32], steps=40, batch_size=16, lr=3e-3, progress=False
+    )
     assert history.eval_step == [0, 40] and history.eval_loss[-1] < history.eval_loss[0] - 0.5
-    assert all(torch.equal(v, tiny_mlm.state_dict()[k]) for k, v in before.items())   # the original is untouched
+    assert all(torch.equal(v, tiny_mlm.state_dict()[k]) for k, v in before.items())  # the original is untouched
     assert not adapted.training
 
 
@@ -72,8 +82,12 @@ def test_selective_fine_tuning_counts(tiny_mlm):
     head = sum(p.numel() for p in clf.head.parameters())
     layer = sum(p.numel() for p in clf.encoder.encoder.layer[-1].parameters())
     norms = sum(p.numel() for m in clf.encoder.modules() if isinstance(m, torch.nn.LayerNorm) for p in m.parameters())
-    top_norms = sum(p.numel() for m in clf.encoder.encoder.layer[-1].modules() if isinstance(m, torch.nn.LayerNorm)
-                    for p in m.parameters())
+    top_norms = sum(
+        p.numel()
+        for m in clf.encoder.encoder.layer[-1].modules()
+        if isinstance(m, torch.nn.LayerNorm)
+        for p in m.parameters()
+    )
     assert train_only(clf, 0) == head
     assert train_only(clf, 1) == head + layer
     assert train_only(clf, 1, layer_norms=True) == head + layer + norms - top_norms
@@ -97,7 +111,7 @@ def test_equal_size_cuts_the_larger_corpus():
 
 
 def test_the_regime_search_pairs_seeds_and_writes_its_table(tmp_path):
-    """Lesson 05's table comes from ``python -m course_utils.regime_search``: one cheap row (section 2's DAPT, top
+    """Lesson 05's table comes from ``python -m course_tools.regime_search``: one cheap row (section 2's DAPT, top
     layer + head) with one seed runs end to end on the course checkpoint, and the gain is DAPT minus general for the
     same seed. A row number outside the table is refused with the range. (A process of its own: the search calls
     the lessons' ``setup``, which sets the profile and seeds of the process it runs in.)"""
@@ -105,16 +119,16 @@ def test_the_regime_search_pairs_seeds_and_writes_its_table(tmp_path):
     import subprocess
     import sys
 
-    from course_utils.regime_search import with_markers
+    from course_tools.regime_search import with_markers
 
     assert with_markers("<< aspirin >> binds [[ COX-1 ]]") == "{ aspirin } binds [ COX-1 ]"
-    command = [sys.executable, "-m", "course_utils.regime_search", "--out", str(tmp_path / "search.json")]
+    command = [sys.executable, "-m", "course_tools.regime_search", "--out", str(tmp_path / "search.json")]
     refused = subprocess.run(command + ["--regimes", "9"], capture_output=True, text=True)
     assert refused.returncode == 2 and "--regimes takes numbers from 1 to 7" in refused.stderr
     assert not (tmp_path / "search.json").exists()
 
     done = subprocess.run(command + ["--regimes", "3", "--seeds", "1"], capture_output=True, text=True, check=True)
     assert "| section 2's DAPT; only the top layer and the head train |" in done.stdout
-    row, = json.loads((tmp_path / "search.json").read_text())["rows"]
+    (row,) = json.loads((tmp_path / "search.json").read_text())["rows"]
     assert row["regime"] == 3 and len(row["general"]) == len(row["DAPT"]) == 1
     assert row["gain_mean"] == pytest.approx(row["DAPT"][0] - row["general"][0])

@@ -1,4 +1,6 @@
-"""The benchmarks' own arithmetic and bookkeeping (their timings run outside the tests: ``python -m course_utils.bench``)."""
+"""The benchmarks' own arithmetic and bookkeeping (their timings run outside the tests: ``python -m
+course_tools.bench``)."""
+
 import json
 
 import pytest
@@ -6,7 +8,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import BertConfig, BertForMaskedLM
 
-from course_utils.bench import bert_train_flops, compare, main, save_result, time_by_group, where_the_time_goes
+from course_tools.bench import bert_train_flops, compare, main, save_result, time_by_group, where_the_time_goes
 from course_utils.pretraining import masked_lm_loss
 from course_utils.profiles import BertSize
 from course_utils.training import IGNORE_INDEX
@@ -18,8 +20,16 @@ def test_the_flop_count_of_a_training_step_equals_torchs_own_count(masked_only):
     forward and backward of a small BERT: the transformers head (every position) and the course's masked-only one."""
     size, vocab, batch, length = BertSize(hidden=32, layers=2, heads=2, intermediate=64), 500, 3, 16
     torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                       intermediate_size=64, max_position_embeddings=length))
+    model = BertForMaskedLM(
+        BertConfig(
+            vocab_size=vocab,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=length,
+        )
+    )
     ids = torch.randint(5, vocab, (batch, length))
     labels = ids.clone()
     if masked_only:
@@ -66,17 +76,31 @@ def test_a_profiled_step_is_split_into_groups_that_add_up():
     assert seconds["matmuls"] > 0 and seconds["optimizer"] > 0 and seconds["masking"] > 0
     assert seconds["total"] == pytest.approx(sum(v for k, v in seconds.items() if k != "total"))
     assert seconds["total"] == pytest.approx(sum(e.self_cpu_time_total for e in prof.events()) / 1e6)
-    in_optimizer = sum(e.self_cpu_time_total for e in prof.events() if e.cpu_parent is not None
-                       and e.cpu_parent.name.startswith("Optimizer.step")) / 1e6
-    assert seconds["optimizer"] >= in_optimizer > 0     # its children are counted there, not in "other"
+    in_optimizer = (
+        sum(
+            e.self_cpu_time_total
+            for e in prof.events()
+            if e.cpu_parent is not None and e.cpu_parent.name.startswith("Optimizer.step")
+        )
+        / 1e6
+    )
+    assert seconds["optimizer"] >= in_optimizer > 0  # its children are counted there, not in "other"
 
 
 def test_the_slowest_cells_of_the_slowest_lessons_are_listed():
-    report = {"notebooks": [
-        {"name": "fast", "seconds": 10.0, "cells": [[1, 5.0, "import torch"]]},
-        {"name": "slow", "seconds": 100.0, "cells": [[2, 10.0, "setup()"], [5, 60.0, "fine_tune(model)"],
-                                                    [7, 20.0, "predict(model)"]]}]}
+    report = {
+        "notebooks": [
+            {"name": "fast", "seconds": 10.0, "cells": [[1, 5.0, "import torch"]]},
+            {
+                "name": "slow",
+                "seconds": 100.0,
+                "cells": [[2, 10.0, "setup()"], [5, 60.0, "fine_tune(model)"], [7, 20.0, "predict(model)"]],
+            },
+        ]
+    }
     text = where_the_time_goes(report, lessons=1, cells=2)
-    assert text.splitlines() == ["slow (100 s): slowest cells",
-                                 "  cell   5    60.0 s ( 60%)  fine_tune(model)",
-                                 "  cell   7    20.0 s ( 20%)  predict(model)"]
+    assert text.splitlines() == [
+        "slow (100 s): slowest cells",
+        "  cell   5    60.0 s ( 60%)  fine_tune(model)",
+        "  cell   7    20.0 s ( 20%)  predict(model)",
+    ]

@@ -1,19 +1,21 @@
 """Claims: one call records what a lesson's number shows, per profile, and checks it in the running profile."""
+
 import json
 import math
 
 import pytest
 
 from course_utils import claims as claims_module
-from course_utils import results
-from course_utils.claims import ClaimFailed, claim, tally, use_profile
+from course_utils import report
+from course_utils.claims import ClaimFailed, claim, tally
+from course_utils.profiles import use_profile
 
 
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch, tmp_path):
-    monkeypatch.setattr(results, "_claims", [])
+    monkeypatch.setattr(report, "_claims", [])
     monkeypatch.setattr(claims_module, "_active", {})
-    monkeypatch.setenv(results.RESULTS_ENV, str(tmp_path / "results.json"))
+    monkeypatch.setenv(report.RESULTS_ENV, str(tmp_path / "report.json"))
     use_profile("quick")
 
 
@@ -26,10 +28,15 @@ def test_a_claim_holds_fails_or_is_not_expected_per_profile(capsys, tmp_path):
     assert idle.outcome == "not expected" and idle.threshold is None
     assert "expected elsewhere: quick >= 0.85, full >= 0.912" in capsys.readouterr().out
     use_profile("full")
-    with pytest.raises(ClaimFailed, match=r"claim failed \(full\): SST-2 accuracy = 0.9, expected >= 0.912. "
-                                          r"the paper.*\[Devlin"):
-        claim("SST-2 accuracy", 0.9, ">=", quick=0.85, full=0.912, why="the paper's number", source="Devlin et al. (2019)")
-    written = json.loads((tmp_path / "results.json").read_text())["claims"]   # a failed claim is recorded first
+    with pytest.raises(
+        ClaimFailed,
+        match=r"claim failed \(full\): SST-2 accuracy = 0.9, expected >= 0.912. "
+        r"the paper.*\[Devlin",
+    ):
+        claim(
+            "SST-2 accuracy", 0.9, ">=", quick=0.85, full=0.912, why="the paper's number", source="Devlin et al. (2019)"
+        )
+    written = json.loads((tmp_path / "report.json").read_text())["claims"]  # a failed claim is recorded first
     assert [c["outcome"] for c in written] == ["held", "not expected", "failed"]
     assert tally(written) == {"held": 1, "failed": 1, "not expected": 1}
 
@@ -45,21 +52,24 @@ def test_a_non_finite_value_fails_wherever_something_is_expected():
         claim("loss", math.nan, "<", every=math.inf)
     import torch
 
-    assert claim("loss", torch.tensor(1.5), "<", every=2).value == 1.5   # torch and numpy scalars are numbers
+    assert claim("loss", torch.tensor(1.5), "<", every=2).value == 1.5  # torch and numpy scalars are numbers
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(name="", value=1, op=">="), "needs a name"),
-    (dict(name="x", value=1, op="=="), r"unknown comparison '=='; accepted: >=, >, <=, <, between"),
-    (dict(name="x", value=1, op=">=", fast=1), r"no profile called 'fast'.*quick, full, rehearsal"),
-    (dict(name="x", value=1, op=">="), "expects nothing in any profile"),
-    (dict(name="x", value=1, op="between", quick=(2, 1)), r"pair \(low, high\) with low <= high"),
-    (dict(name="x", value=1, op=">=", quick="high"), "must be a number"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(name="", value=1, op=">="), "needs a name"),
+        (dict(name="x", value=1, op="=="), r"unknown comparison '=='; accepted: >=, >, <=, <, between"),
+        (dict(name="x", value=1, op=">=", fast=1), r"no profile called 'fast'.*quick, full, rehearsal"),
+        (dict(name="x", value=1, op=">="), "expects nothing in any profile"),
+        (dict(name="x", value=1, op="between", quick=(2, 1)), r"pair \(low, high\) with low <= high"),
+        (dict(name="x", value=1, op=">=", quick="high"), "must be a number"),
+    ],
+)
 def test_bad_claims_are_refused_with_what_is_accepted(kwargs, message):
     with pytest.raises(ValueError, match=message):
         claim(**kwargs)
-    assert results.checked_claims() == []
+    assert report.checked_claims() == []
 
 
 def test_a_value_that_is_not_a_number_is_refused():
@@ -68,8 +78,8 @@ def test_a_value_that_is_not_a_number_is_refused():
 
 
 def test_mixed_precision_follows_the_running_profile():
-    from course_utils.precision import mode
+    from course_utils.training_loop import precision_mode as mode
 
-    assert mode("cpu") == "no"                                  # quick: fp32
+    assert mode("cpu") == "no"  # quick: fp32
     use_profile("rehearsal")
     assert mode("cpu") == "bf16" and mode("cpu", enabled=False) == "no"

@@ -11,8 +11,17 @@ from course_utils.pretraining import BertSize, bert_config
 from course_utils.profiles import PretrainRecipe
 from course_utils.wordpiece import train_wordpiece
 
-RECIPE = PretrainRecipe(vocab_size=300, size=BertSize(32, 1, 2, 64), block_length=32, batch_size=4, steps=3, lr=1e-3,
-                        warmup_steps=1, eval_every=3, eval_blocks=4)
+RECIPE = PretrainRecipe(
+    vocab_size=300,
+    size=BertSize(32, 1, 2, 64),
+    block_length=32,
+    batch_size=4,
+    steps=3,
+    lr=1e-3,
+    warmup_steps=1,
+    eval_every=3,
+    eval_blocks=4,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +57,18 @@ def test_a_changed_recipe_gets_its_own_folder():
     assert cb.recipe_key(other) != cb.recipe_key(RECIPE)
 
 
-@pytest.mark.parametrize("damage, problem", [
-    (lambda f: (f / "model.safetensors").write_bytes(b"truncated"), "model.safetensors does not match its checksum"),
-    (lambda f: (f / "tokenizer.json").unlink(), "tokenizer.json is missing"),
-    (lambda f: (f / cb.MANIFEST).unlink(), "no readable manifest.json"),
-    (lambda f: (f / cb.MANIFEST).write_text("{not json"), "no readable manifest.json"),
-])
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (
+            lambda f: (f / "model.safetensors").write_bytes(b"truncated"),
+            "model.safetensors does not match its checksum",
+        ),
+        (lambda f: (f / "tokenizer.json").unlink(), "tokenizer.json is missing"),
+        (lambda f: (f / cb.MANIFEST).unlink(), "no readable manifest.json"),
+        (lambda f: (f / cb.MANIFEST).write_text("{not json"), "no readable manifest.json"),
+    ],
+)
 def test_damaged_cache_is_detected_rebuilt_and_never_loaded(pair, cache, monkeypatch, damage, problem):
     model, tok = pair
     folder = cb.save_checkpoint(model, tok, RECIPE)
@@ -92,16 +107,18 @@ def test_a_model_that_knows_only_word_frequencies_scores_the_unigram_loss(pair):
     from course_utils.packing import pack_blocks
     from course_utils.pretraining import heldout_loss
 
-    model, tok = copy.deepcopy(pair[0]), pair[1]      # the fixture is shared: change a copy
+    model, tok = copy.deepcopy(pair[0]), pair[1]  # the fixture is shared: change a copy
     blocks = pack_blocks(["it was a dark and stormy night; the rain fell in torrents"] * 40, tok, RECIPE.block_length)
     train, held_out = blocks[:-4], blocks[-4:]
     counts = torch.bincount(train.flatten(), minlength=len(tok)).double() + 1
     with torch.no_grad():
-        model.get_output_embeddings().weight.zero_()        # tied to the input embeddings: the input is erased too
+        model.get_output_embeddings().weight.zero_()  # tied to the input embeddings: the input is erased too
         model.cls.predictions.bias.copy_((counts / counts.sum()).log().float())
     expected = cb.unigram_loss(train, held_out, tok, seed=3)
     assert heldout_loss(model, held_out, tok, seed=3) == pytest.approx(expected, rel=1e-5)
-    assert cb.unigram_loss(train, held_out, tok, seed=4) != pytest.approx(expected, rel=1e-9)  # other masks, other value
+    assert cb.unigram_loss(train, held_out, tok, seed=4) != pytest.approx(
+        expected, rel=1e-9
+    )  # other masks, other value
 
 
 def test_book_blocks_learns_its_vocabulary_from_the_training_books_only():

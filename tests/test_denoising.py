@@ -3,9 +3,23 @@ import statistics
 
 import pytest
 
-from course_utils.denoising import (apply_infilling, corrupt_spans, count_spans, document_rotation, infilling_spans,
-                                    noise_span_mask, poisson, random_segmentation, restore_spans, sentence_permutation,
-                                    span_corruption, split_sentences, text_infilling, token_deletion, token_masking)
+from course_utils.denoising import (
+    apply_infilling,
+    corrupt_spans,
+    count_spans,
+    document_rotation,
+    infilling_spans,
+    noise_span_mask,
+    poisson,
+    random_segmentation,
+    restore_spans,
+    sentence_permutation,
+    span_corruption,
+    split_sentences,
+    text_infilling,
+    token_deletion,
+    token_masking,
+)
 
 SENTINELS = [f"<extra_id_{i}>" for i in range(100)]
 WORDS = "Thank you for inviting me to your party last week .".split()
@@ -29,8 +43,8 @@ def test_span_corruption_lengths_sentinel_order_and_reconstruction(length, seed)
     inputs, targets = corrupt_spans(tokens, mask, SENTINELS)
     assert len(inputs) == length - noise + spans
     assert len(targets) == noise + spans + 1
-    assert [t for t in inputs if t in SENTINELS] == SENTINELS[:spans]           # in order, each once
-    assert [t for t in targets if t in SENTINELS] == SENTINELS[:spans + 1]      # ... and one final sentinel
+    assert [t for t in inputs if t in SENTINELS] == SENTINELS[:spans]  # in order, each once
+    assert [t for t in targets if t in SENTINELS] == SENTINELS[: spans + 1]  # ... and one final sentinel
     assert restore_spans(inputs, targets, SENTINELS) == tokens
     assert tokens == list(range(1000, 1000 + length)), "the input list is not modified"
 
@@ -38,8 +52,8 @@ def test_span_corruption_lengths_sentinel_order_and_reconstruction(length, seed)
 def test_noise_density_and_mean_span_length_are_what_was_asked():
     rng = random.Random(0)
     masks = [noise_span_mask(200, 0.15, 3.0, rng) for _ in range(300)]
-    assert all(sum(m) == 30 for m in masks)                       # round(200 * 0.15), exactly
-    assert all(count_spans(m) == 10 for m in masks)               # round(30 / 3)
+    assert all(sum(m) == 30 for m in masks)  # round(200 * 0.15), exactly
+    assert all(count_spans(m) == 10 for m in masks)  # round(30 / 3)
     span_lengths, run = [], 0
     for mask in masks:
         for noisy in [*mask, False]:
@@ -100,7 +114,7 @@ def test_poisson_draws_have_the_right_mean_and_zeros():
     rng = random.Random(0)
     draws = [poisson(3.0, rng) for _ in range(20000)]
     assert statistics.mean(draws) == pytest.approx(3.0, abs=0.05)
-    assert draws.count(0) / len(draws) == pytest.approx(0.0498, abs=0.006)     # e^-3
+    assert draws.count(0) / len(draws) == pytest.approx(0.0498, abs=0.006)  # e^-3
 
 
 def test_text_infilling_covers_the_ratio_with_one_mask_per_span():
@@ -108,7 +122,7 @@ def test_text_infilling_covers_the_ratio_with_one_mask_per_span():
     lengths = []
     for seed in range(30):
         spans = infilling_spans(len(tokens), 0.3, 3.0, rng=seed)
-        assert sum(s.length for s in spans) == 120                  # round(400 * 0.3)
+        assert sum(s.length for s in spans) == 120  # round(400 * 0.3)
         covered = [i for s in spans for i in range(s.start, s.start + s.length)]
         assert len(covered) == len(set(covered)), "spans never overlap"
         noised = apply_infilling(tokens, spans, "<mask>")
@@ -117,8 +131,8 @@ def test_text_infilling_covers_the_ratio_with_one_mask_per_span():
         assert [t for t in noised if t != "<mask>"] == [t for i, t in enumerate(tokens) if i not in set(covered)]
         lengths += [s.length for s in spans]
     assert 0 in lengths, "zero-length spans (inserted masks) occur"
-    assert statistics.mean(lengths) == pytest.approx(3.0, abs=0.4)   # Poisson(3), the last span of each cut to fit
-    for seed in range(200):                 # short documents: the ratio is still covered exactly
+    assert statistics.mean(lengths) == pytest.approx(3.0, abs=0.4)  # Poisson(3), the last span of each cut to fit
+    for seed in range(200):  # short documents: the ratio is still covered exactly
         assert sum(s.length for s in infilling_spans(7, 0.5, 3.0, rng=seed)) == 4
     assert text_infilling(tokens, "<mask>", rng=4) == apply_infilling(tokens, infilling_spans(400, rng=4), "<mask>")
     with pytest.raises(ValueError, match="Cannot corrupt an empty document"):
@@ -127,8 +141,12 @@ def test_text_infilling_covers_the_ratio_with_one_mask_per_span():
 
 def test_sentence_permutation_and_document_rotation_keep_every_token():
     doc = "The cat sat . It was warm ! Why not ? the end".split()
-    assert split_sentences(doc, {".", "!", "?"}) == [["The", "cat", "sat", "."], ["It", "was", "warm", "!"],
-                                                     ["Why", "not", "?"], ["the", "end"]]
+    assert split_sentences(doc, {".", "!", "?"}) == [
+        ["The", "cat", "sat", "."],
+        ["It", "was", "warm", "!"],
+        ["Why", "not", "?"],
+        ["the", "end"],
+    ]
     orders = {tuple(sentence_permutation(doc, rng=seed)) for seed in range(30)}
     assert len(orders) > 10 and all(sorted(o) == sorted(doc) for o in orders)
     for seed in range(10):

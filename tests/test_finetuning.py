@@ -4,15 +4,23 @@ import torch
 from transformers import BertConfig, BertForSequenceClassification
 
 from course_utils.finetuning import check_max_length, encode_task, predict, score, train_classifier
-from course_utils.training import adamw, batches
 from course_utils.glue import load_glue
+from course_utils.training import adamw, batches
 
 
 def tiny_classifier(tokenizer, num_labels, positions=64):
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=positions, num_labels=num_labels,
-                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=positions,
+        num_labels=num_labels,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return BertForSequenceClassification(cfg)
 
 
@@ -68,8 +76,10 @@ def test_mismatches_are_refused(tokenizer, mrpc):
         check_max_length(tiny_classifier(tokenizer, 2), 512)
     long = encode_task(tokenizer, load_glue("mrpc", "validation").select(range(8)), "mrpc", 128)
     short_model = tiny_classifier(tokenizer, 2, positions=32)
-    for fn in (lambda: predict(short_model, tokenizer, long),
-               lambda: train_classifier(short_model, tokenizer, long, "mrpc", progress=False)):
+    for fn in (
+        lambda: predict(short_model, tokenizer, long),
+        lambda: train_classifier(short_model, tokenizer, long, "mrpc", progress=False),
+    ):
         with pytest.raises(ValueError, match=r"tokens but the model has only 32 position embeddings"):
             fn()
 
@@ -79,13 +89,30 @@ def test_the_trainer_with_transformers_5_arguments(tokenizer, mrpc, tmp_path):
 
     from course_utils.finetuning import trainer_metrics
 
-    args = TrainingArguments(output_dir=str(tmp_path), eval_strategy="epoch", num_train_epochs=1,
-                             per_device_train_batch_size=16, learning_rate=1e-3, warmup_steps=0.1,
-                             train_sampling_strategy="group_by_length", report_to="none", save_strategy="no",
-                             logging_strategy="no", disable_tqdm=True, use_cpu=True, seed=0)
-    trainer = Trainer(model=tiny_classifier(tokenizer, 2), args=args, train_dataset=mrpc, eval_dataset=mrpc,
-                      processing_class=tokenizer, data_collator=DataCollatorWithPadding(tokenizer),
-                      compute_metrics=trainer_metrics("mrpc"))
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        eval_strategy="epoch",
+        num_train_epochs=1,
+        per_device_train_batch_size=16,
+        learning_rate=1e-3,
+        warmup_steps=0.1,
+        train_sampling_strategy="group_by_length",
+        report_to="none",
+        save_strategy="no",
+        logging_strategy="no",
+        disable_tqdm=True,
+        use_cpu=True,
+        seed=0,
+    )
+    trainer = Trainer(
+        model=tiny_classifier(tokenizer, 2),
+        args=args,
+        train_dataset=mrpc,
+        eval_dataset=mrpc,
+        processing_class=tokenizer,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=trainer_metrics("mrpc"),
+    )
     trainer.train()
     scores = trainer.evaluate()
     from sklearn.metrics import accuracy_score, f1_score
@@ -105,8 +132,15 @@ def test_fine_tune_trains_token_classification_and_forward_rows_restores_each_se
     tags = [[1, 0, 0, 1, 0], [2, 2, 0, 1], [0, 0]] * 8
     features, word_ids = encode_words(tokenizer, words, tags, 32)
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64, num_labels=3)
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=3,
+    )
     model = BertForTokenClassification(cfg)
     collate = DataCollatorForTokenClassification(tokenizer)
     losses = fine_tune(model, tokenizer, features, epochs=40, lr=3e-3, batch_size=8, collate=collate, progress=False)
@@ -124,10 +158,23 @@ def test_forward_rows_gives_start_and_end_logits_for_question_answering(tokenize
     from course_utils.finetuning import fine_tune, forward_rows
 
     enc = tokenizer(["who?", "where is it?"], ["Ann wrote it.", "It is in a box on the shelf."])
-    features = [{"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
-                 "start_positions": 4, "end_positions": 4} for i in range(2)]
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64)
+    features = [
+        {
+            "input_ids": enc["input_ids"][i],
+            "token_type_ids": enc["token_type_ids"][i],
+            "start_positions": 4,
+            "end_positions": 4,
+        }
+        for i in range(2)
+    ]
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     model = BertForQuestionAnswering(cfg)
     assert len(fine_tune(model, tokenizer, features, epochs=2, batch_size=2, progress=False)) == 2
     out = forward_rows(model, tokenizer, features, outputs=("start_logits", "end_logits"))
@@ -155,8 +202,9 @@ def test_adamw_decays_matrices_and_by_choice_vectors_and_updates_like_the_plain_
     twins = [w.detach().clone().requires_grad_(True) for w in weights]
     start = weights[0].detach().clone()
     ours = adamw(weights, lr=1e-2)
-    plain = torch.optim.AdamW([{"params": twins[:1], "weight_decay": 0.01}, {"params": twins[1:], "weight_decay": 0.0}],
-                              lr=1e-2)
+    plain = torch.optim.AdamW(
+        [{"params": twins[:1], "weight_decay": 0.01}, {"params": twins[1:], "weight_decay": 0.0}], lr=1e-2
+    )
     for _ in range(5):
         for params, opt in [(weights, ours), (twins, plain)]:
             opt.zero_grad()

@@ -52,17 +52,19 @@ def test_metrics_use_evaluates_api_offline_and_agree_with_the_libraries():
     assert load_metric("accuracy").compute(predictions=pred, references=ref) == {"accuracy": 4 / 6}
     mrpc = load_metric("glue", "mrpc").compute(predictions=pred, references=ref)
     assert mrpc == {"f1": pytest.approx(f1_score(ref, pred)), "accuracy": pytest.approx(4 / 6)}
-    three = [0, 2, 1, 2, 2, 0], [0, 1, 1, 2, 2, 2]   # more than two classes: evaluate's f1 takes average=
+    three = [0, 2, 1, 2, 2, 0], [0, 1, 1, 2, 2, 2]  # more than two classes: evaluate's f1 takes average=
     for average in ("micro", "macro"):
         assert load_metric("f1").compute(predictions=three[0], references=three[1], average=average)["f1"] == (
-            pytest.approx(f1_score(three[1], three[0], average=average)))
+            pytest.approx(f1_score(three[1], three[0], average=average))
+        )
     cola = load_metric("glue", "cola")
     for i in range(0, 6, 2):  # evaluate's incremental API
-        cola.add_batch(predictions=pred[i:i + 2], references=ref[i:i + 2])
+        cola.add_batch(predictions=pred[i : i + 2], references=ref[i : i + 2])
     assert cola.compute()["matthews_correlation"] == pytest.approx(matthews_corrcoef(ref, pred))
     scores, gold = [0.5, 2.0, 1.0, 4.5], [0.0, 2.5, 1.5, 5.0]
     assert load_metric("spearmanr").compute(predictions=scores, references=gold)["spearmanr"] == pytest.approx(
-        spearmanr(scores, gold)[0])
+        spearmanr(scores, gold)[0]
+    )
 
 
 def test_unknown_metrics_are_refused():
@@ -88,12 +90,15 @@ def test_the_metric_module_knows_each_task_by_the_same_metrics_as_glue_py():
 def test_rouge_metric_on_hand_counted_overlaps():
     rouge = load_metric("rouge")
     scores = rouge.compute(predictions=["the cat sat"], references=["the cat sat on the mat"])
-    assert scores["rouge1"] == pytest.approx(2 * 1 * 0.5 / 1.5)         # P 3/3, R 3/6
-    assert scores["rouge2"] == pytest.approx(2 * 1 * 0.4 / 1.4)         # P 2/2, R 2/5
-    assert scores["rougeL"] == pytest.approx(scores["rouge1"])          # the LCS is the whole prediction
-    both = rouge.compute(predictions=["the cat sat", "a dog"], references=[["a bird flew", "the cat sat"], ["the dog"]],
-                         use_aggregator=False)
-    assert both["rouge1"] == pytest.approx([1.0, 0.5])                  # the best of two references; P 1/2, R 1/2
+    assert scores["rouge1"] == pytest.approx(2 * 1 * 0.5 / 1.5)  # P 3/3, R 3/6
+    assert scores["rouge2"] == pytest.approx(2 * 1 * 0.4 / 1.4)  # P 2/2, R 2/5
+    assert scores["rougeL"] == pytest.approx(scores["rouge1"])  # the LCS is the whole prediction
+    both = rouge.compute(
+        predictions=["the cat sat", "a dog"],
+        references=[["a bird flew", "the cat sat"], ["the dog"]],
+        use_aggregator=False,
+    )
+    assert both["rouge1"] == pytest.approx([1.0, 0.5])  # the best of two references; P 1/2, R 1/2
     assert rouge.compute(predictions=["x"], references=["y"], rouge_types=["rougeL"]) == {"rougeL": 0.0}
     with pytest.raises(ValueError, match="Unknown ROUGE type"):
         rouge.compute(predictions=["x"], references=["y"], rouge_types=["rouge9"])

@@ -5,6 +5,7 @@ lesson cells before, between and after them). Each student below is one fixture 
 with the reference answers, except for what that student does. Every student's grade is checked, so a hostile
 submission that changed anyone else's marks fails the test of that other student.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,18 +22,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.grading import find_exercises, release, release_notebook
-from course_utils.grading.exercises import ExerciseError, split_hidden, strip_solutions, without_magics
-from course_utils.grading.__main__ import main as grading_main
-from course_utils.grading.bubblewrap import bubblewrap_prefix, mount_options, sandboxed_command
-from course_utils.grading.cgroups import MemoryCgroup, MemoryHierarchy, find_hierarchy, join_prefix
-from course_utils.grading.isolation import ISOLATION_VARIABLE, Isolation, Mechanism, detect_isolation, probe_bubblewrap
-from course_utils.grading.runner import Limits, SandboxedKernelManager, Step, execute, guard_cell
-from course_utils.grading.sandbox import Policy, around, launcher, landlock_abi
-from course_utils.kernels import this_environment_kernel_manager
+from course_tools.grading import find_exercises, release, release_notebook
+from course_tools.grading.__main__ import main as grading_main
+from course_tools.grading.bubblewrap import bubblewrap_prefix, mount_options, sandboxed_command
+from course_tools.grading.cgroups import MemoryCgroup, MemoryHierarchy, find_hierarchy, join_prefix
+from course_tools.grading.exercises import ExerciseError, split_hidden, strip_solutions, without_magics
+from course_tools.grading.isolation import ISOLATION_VARIABLE, Isolation, Mechanism, detect_isolation, probe_bubblewrap
+from course_tools.grading.runner import Limits, SandboxedKernelManager, Step, execute, guard_cell
+from course_tools.grading.sandbox import Policy, around, landlock_abi, launcher
+from course_tools.jupyter_kernel import this_environment_kernel_manager
 
-release_module = importlib.import_module("course_utils.grading.release")  # the package's `release` is the function
-isolation_module = importlib.import_module("course_utils.grading.isolation")
+release_module = importlib.import_module("course_tools.grading.release")  # the package's `release` is the function
+isolation_module = importlib.import_module("course_tools.grading.isolation")
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grading" / "01_tiny.ipynb"
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("[0-9]*.ipynb"))
@@ -40,14 +41,19 @@ HAS_LANDLOCK = landlock_abi() > 0
 BUBBLEWRAP = probe_bubblewrap()  # bwrap on PATH, and able to mount what the grader mounts
 NEEDS_BUBBLEWRAP = pytest.mark.skipif(not BUBBLEWRAP.available, reason=f"bubblewrap unusable here: {BUBBLEWRAP.detail}")
 FULL = {"double": 1, "area": 2, "vowels": 1}
-REFERENCE = {e.name: nbformat.read(FIXTURE, 4).cells[e.solution_index].source
-             for e in find_exercises(nbformat.read(FIXTURE, 4), "01_tiny")}
+REFERENCE = {
+    e.name: nbformat.read(FIXTURE, 4).cells[e.solution_index].source
+    for e in find_exercises(nbformat.read(FIXTURE, 4), "01_tiny")
+}
 
 
 # ------------------------------------------------------------------------------------------------ markers, release
 def test_strip_solutions_keeps_prompt_and_indentation():
-    source = "def f(x):\n    '''Doc.'''\n    # hint: use g\n    ### BEGIN SOLUTION\n    return g(x)\n    ### END SOLUTION\nprint(1)"
-    assert strip_solutions(source) == "def f(x):\n    '''Doc.'''\n    # hint: use g\n    raise NotImplementedError()\nprint(1)"
+    source = "def f(x):\n    '''Doc.'''\n    # hint: use g\n    ### BEGIN SOLUTION\n    return g(x)\n    ### END SOLUTION\nprint(1)"  # noqa: E501
+    assert (
+        strip_solutions(source)
+        == "def f(x):\n    '''Doc.'''\n    # hint: use g\n    raise NotImplementedError()\nprint(1)"
+    )
 
 
 def test_split_hidden():
@@ -55,29 +61,46 @@ def test_split_hidden():
     assert visible == "a = 1\nassert a\n" and hidden == "assert a == 1"
 
 
-@pytest.mark.parametrize("source, message", [
-    ("### BEGIN SOLUTION\nx = 1", "line 1: .* never closed"),
-    ("x = 1\n### END SOLUTION", "line 2: .* without"),
-    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "line 2: .* inside another"),
-    ("### BEGIN SOLUTION\nx = '### END SOLUTION'\n### END SOLUTION", "line 2: .* not the marker"),
-    ("### BEGIN SOLUTION\nx = 1\n### END SOLUTION  # done", "line 3: .* not the marker"),
-    ("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS",
-     "line 4: .* not a grade cell"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("### BEGIN SOLUTION\nx = 1", "line 1: .* never closed"),
+        ("x = 1\n### END SOLUTION", "line 2: .* without"),
+        ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "line 2: .* inside another"),
+        ("### BEGIN SOLUTION\nx = '### END SOLUTION'\n### END SOLUTION", "line 2: .* not the marker"),
+        ("### BEGIN SOLUTION\nx = 1\n### END SOLUTION  # done", "line 3: .* not the marker"),
+        (
+            "### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS",
+            "line 4: .* not a grade cell",
+        ),
+    ],
+)
 def test_bad_markers_say_which_notebook_cell_and_line(source, message):
     """Anything nbgrader would read as a marker (a line that merely contains ``BEGIN SOLUTION``…) must be the
     course's marker, alone on its line, in a cell where it belongs: otherwise nbgrader and the grader would disagree."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# intro"), nbformat.v4.new_code_cell(
-        source, metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "x"}})])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# intro"),
+            nbformat.v4.new_code_cell(
+                source, metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "x"}}
+            ),
+        ]
+    )
     with pytest.raises(ExerciseError, match="^nb, cell 1, " + message):
         find_exercises(nb, "nb")
 
 
-@pytest.mark.parametrize("cell, message", [
-    (nbformat.v4.new_markdown_cell("Write it between\n### BEGIN SOLUTION\nand the end."), "in a markdown cell"),
-    (nbformat.v4.new_code_cell("x = 1\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS"), "not a grade cell"),
-    (nbformat.v4.new_code_cell("x = 1\n### END SOLUTION"), "no nbgrader metadata"),
-])
+@pytest.mark.parametrize(
+    "cell, message",
+    [
+        (nbformat.v4.new_markdown_cell("Write it between\n### BEGIN SOLUTION\nand the end."), "in a markdown cell"),
+        (
+            nbformat.v4.new_code_cell("x = 1\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS"),
+            "not a grade cell",
+        ),
+        (nbformat.v4.new_code_cell("x = 1\n### END SOLUTION"), "no nbgrader metadata"),
+    ],
+)
 def test_markers_outside_exercise_cells_are_refused(cell, message):
     nb = nbformat.read(FIXTURE, 4)
     nb.cells.insert(1, cell)
@@ -166,9 +189,11 @@ def test_a_checkout_inside_the_cache_leaves_the_rest_of_the_cache_writable(tmp_p
     policy = tmp_path / "policy.json"
     Policy(deny=[str(checkout)], writable=[str(cache)]).save(policy)
     (cache / "courses" / "other-course").mkdir()
-    script = (f"echo lock > {cache}/huggingface/datasets/a.lock && mkdir -p {cache}/huggingface/hub/new && "
-              f"echo one > {cache}/courses/other-course/file.txt && echo wrote; "
-              f"cat {checkout}/solution.txt || echo no-read; echo x > {checkout}/planted || echo no-write")
+    script = (
+        f"echo lock > {cache}/huggingface/datasets/a.lock && mkdir -p {cache}/huggingface/hub/new && "
+        f"echo one > {cache}/courses/other-course/file.txt && echo wrote; "
+        f"cat {checkout}/solution.txt || echo no-read; echo x > {checkout}/planted || echo no-write"
+    )
     run = subprocess.run(launcher(policy, ["/bin/sh", "-c", script]), capture_output=True, text=True, timeout=60)
     assert run.stdout.split() == ["wrote", "no-read", "no-write"], run.stdout + run.stderr
     assert (cache / "huggingface" / "datasets" / "a.lock").read_text() == "lock\n"
@@ -217,13 +242,29 @@ def test_a_kernel_in_bubblewrap_sees_only_what_the_policy_allows(tmp_path, with_
     (checkout / "open" / "notes.txt").write_text("readable again")
     grades = tmp_path / "grades.csv"
     grades.write_text("ada,4")
-    paths = {"grades": str(grades), "checkout": str(checkout), "solution": str(checkout / "solution.txt"),
-             "notes": str(checkout / "open" / "notes.txt"), "outside": str(tmp_path / "planted"),
-             "scratch": str(scratch / "work" / "wrote.txt"), "cache": str(cache / "huggingface" / "lock")}
-    policy = Policy(deny=[str(checkout), str(grades)], writable=[str(scratch), str(cache)],
-                    readable=[str(checkout / "open")], landlock=with_landlock, bubblewrap=BUBBLEWRAP.program)
-    run = execute([Step("lesson", PROBE_CELL.format(**paths))], Limits(120, 60, 4000), scratch, policy,
-                  {**os.environ, "TMPDIR": str(scratch)})
+    paths = {
+        "grades": str(grades),
+        "checkout": str(checkout),
+        "solution": str(checkout / "solution.txt"),
+        "notes": str(checkout / "open" / "notes.txt"),
+        "outside": str(tmp_path / "planted"),
+        "scratch": str(scratch / "work" / "wrote.txt"),
+        "cache": str(cache / "huggingface" / "lock"),
+    }
+    policy = Policy(
+        deny=[str(checkout), str(grades)],
+        writable=[str(scratch), str(cache)],
+        readable=[str(checkout / "open")],
+        landlock=with_landlock,
+        bubblewrap=BUBBLEWRAP.program,
+    )
+    run = execute(
+        [Step("lesson", PROBE_CELL.format(**paths))],
+        Limits(120, 60, 4000),
+        scratch,
+        policy,
+        {**os.environ, "TMPDIR": str(scratch)},
+    )
     assert run.ended is None, f"{run.ended}: {(scratch / 'kernel.log').read_text()[-2000:]}"
     seen = dict(line.split(" ", 1) for line in run.outputs[0].strip().splitlines())
     assert seen["namespace"] != repr(os.readlink("/proc/self/ns/mnt")), "the kernel did not run in bubblewrap"
@@ -254,17 +295,18 @@ def _imported(command: list[str]) -> set[str]:
 def test_the_sandbox_launcher_imports_only_the_standard_library(tmp_path):
     """Each grading kernel starts through the launcher the kernel manager builds: the sandbox file run by its path,
     which imports nothing outside the standard library (not course_utils, not torch) before it execs the kernel.
-    The same measurement on ``-m course_utils.grading.sandbox`` sees the package and torch, so it would catch them."""
+    The same measurement on ``-m course_tools.grading.sandbox`` sees the package and torch, so it would catch them."""
     policy = tmp_path / "policy.json"
     Policy().save(policy)
     kernel = this_environment_kernel_manager(SandboxedKernelManager, policy_file=str(policy)).format_kernel_cmd()
     command = launcher(policy, ["/bin/sh", "-c", "echo launched"])
-    assert kernel[:command.index("--") + 1] == command[:command.index("--") + 1], kernel
+    assert kernel[: command.index("--") + 1] == command[: command.index("--") + 1], kernel
     # -X importtime lists attempts too (copy.py tries org.python.core): count the ones that exist
     outside = {n for n in _imported(command) - set(sys.stdlib_module_names) if importlib.util.find_spec(n)}
     assert not outside, f"the launcher imported {sorted(outside)} before exec"
-    as_module = _imported([sys.executable, "-m", "course_utils.grading.sandbox", str(policy), "--", "/bin/sh", "-c",
-                           "echo launched"])
+    as_module = _imported(
+        [sys.executable, "-m", "course_tools.grading.sandbox", str(policy), "--", "/bin/sh", "-c", "echo launched"]
+    )
     assert {"course_utils", "torch"} <= as_module
 
 
@@ -275,19 +317,23 @@ def test_the_kernel_manager_starts_the_launcher_inside_bwrap_where_the_policy_sa
     Policy(deny=[str(tmp_path)], bubblewrap="/opt/bwrap").save(policy)
     kernel = this_environment_kernel_manager(SandboxedKernelManager, policy_file=str(policy)).format_kernel_cmd()
     split = kernel.index("--")
-    assert kernel[:split + 1] == bubblewrap_prefix(Policy.load(policy), "/opt/bwrap")
-    assert kernel[:3] == ["/opt/bwrap", "--die-with-parent", "--cap-drop"] and ["--tmpfs", str(tmp_path)] == \
-        kernel[kernel.index("--tmpfs"):kernel.index("--tmpfs") + 2]
-    inner = kernel[split + 1:]
-    assert inner[:inner.index("--") + 1] == launcher(policy, []) and "ipykernel_launcher" in inner[-4:]
-    assert sandboxed_command(policy, ["k"]) == [*kernel[:split + 1], *launcher(policy, ["k"])]
+    assert kernel[: split + 1] == bubblewrap_prefix(Policy.load(policy), "/opt/bwrap")
+    assert (
+        kernel[:3] == ["/opt/bwrap", "--die-with-parent", "--cap-drop"]
+        and ["--tmpfs", str(tmp_path)] == kernel[kernel.index("--tmpfs") : kernel.index("--tmpfs") + 2]
+    )
+    inner = kernel[split + 1 :]
+    assert inner[: inner.index("--") + 1] == launcher(policy, []) and "ipykernel_launcher" in inner[-4:]
+    assert sandboxed_command(policy, ["k"]) == [*kernel[: split + 1], *launcher(policy, ["k"])]
 
 
 def test_the_guard_cell_runs_guard_py_without_the_package():
     """The cell before each answer loads guard.py by its path: importing course_utils there (torch, transformers)
     would spend the exercise's time limit and blame the student for it."""
-    code = (guard_cell("_grading_x_1", ("f",)) + "\nimport sys\nprint(type(_grading_x_1).__name__, "
-            "'course_utils' in sys.modules, 'torch' in sys.modules)")
+    code = (
+        guard_cell("_grading_x_1", ("f",)) + "\nimport sys\nprint(type(_grading_x_1).__name__, "
+        "'course_utils' in sys.modules, 'torch' in sys.modules)"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.stdout.split() == ["Guard", "False", "False"], run.stdout + run.stderr[-2000:]
 
@@ -299,8 +345,11 @@ def test_isolation_is_detected_and_reported(monkeypatch, tmp_path):
     isolation = detect_isolation()
     expected = "bubblewrap" if BUBBLEWRAP.available else "landlock" if HAS_LANDLOCK else "none"
     assert isolation.filesystem == expected
-    first = {"bubblewrap": f"bubblewrap ({BUBBLEWRAP.program}: the filesystem read-only",
-             "landlock": "Landlock filesystem sandbox (ABI ", "none": "no filesystem sandbox"}[expected]
+    first = {
+        "bubblewrap": f"bubblewrap ({BUBBLEWRAP.program}: the filesystem read-only",
+        "landlock": "Landlock filesystem sandbox (ABI ",
+        "none": "no filesystem sandbox",
+    }[expected]
     assert isolation.describe().startswith("isolation: " + first), isolation.describe()
     for name in ("bubblewrap", "cgroup memory limit", "memory watch"):
         assert name in isolation.describe()
@@ -318,26 +367,42 @@ def test_isolation_is_detected_and_reported(monkeypatch, tmp_path):
 
 def _probes(monkeypatch, bubblewrap: bool, landlock: bool) -> None:
     """Make the probes find bubblewrap and Landlock, or not."""
-    monkeypatch.setattr(isolation_module, "probe_bubblewrap", lambda: (
-        Mechanism("bubblewrap", True, "/opt/bwrap", program="/opt/bwrap") if bubblewrap
-        else Mechanism("bubblewrap", False, "bwrap is not on PATH")))
-    monkeypatch.setattr(isolation_module, "probe_landlock", lambda: (
-        Mechanism("Landlock filesystem sandbox", True, "ABI 7") if landlock
-        else Mechanism("Landlock filesystem sandbox", False, "this kernel offers none")))
-    monkeypatch.setattr(isolation_module, "probe_cgroup_memory",
-                        lambda: (Mechanism("cgroup memory limit", False, "not probed"), None))
+    monkeypatch.setattr(
+        isolation_module,
+        "probe_bubblewrap",
+        lambda: (
+            Mechanism("bubblewrap", True, "/opt/bwrap", program="/opt/bwrap")
+            if bubblewrap
+            else Mechanism("bubblewrap", False, "bwrap is not on PATH")
+        ),
+    )
+    monkeypatch.setattr(
+        isolation_module,
+        "probe_landlock",
+        lambda: (
+            Mechanism("Landlock filesystem sandbox", True, "ABI 7")
+            if landlock
+            else Mechanism("Landlock filesystem sandbox", False, "this kernel offers none")
+        ),
+    )
+    monkeypatch.setattr(
+        isolation_module, "probe_cgroup_memory", lambda: (Mechanism("cgroup memory limit", False, "not probed"), None)
+    )
 
 
-@pytest.mark.parametrize("bubblewrap, landlock, choice, variable, filesystem", [
-    (True, True, None, None, "bubblewrap"),
-    (True, False, None, None, "bubblewrap"),
-    (False, True, None, None, "landlock"),
-    (False, False, None, None, "none"),
-    (True, True, "landlock", None, "landlock"),
-    (True, True, None, "landlock", "landlock"),
-    (True, True, "bubblewrap", "landlock", "bubblewrap"),   # the flag wins over the variable
-    (True, True, "auto", None, "bubblewrap"),
-])
+@pytest.mark.parametrize(
+    "bubblewrap, landlock, choice, variable, filesystem",
+    [
+        (True, True, None, None, "bubblewrap"),
+        (True, False, None, None, "bubblewrap"),
+        (False, True, None, None, "landlock"),
+        (False, False, None, None, "none"),
+        (True, True, "landlock", None, "landlock"),
+        (True, True, None, "landlock", "landlock"),
+        (True, True, "bubblewrap", "landlock", "bubblewrap"),  # the flag wins over the variable
+        (True, True, "auto", None, "bubblewrap"),
+    ],
+)
 def test_isolation_prefers_bubblewrap_then_landlock(monkeypatch, bubblewrap, landlock, choice, variable, filesystem):
     _probes(monkeypatch, bubblewrap, landlock)
     if variable:
@@ -355,11 +420,14 @@ def test_isolation_prefers_bubblewrap_then_landlock(monkeypatch, bubblewrap, lan
     assert (isolation.warning is None) == (filesystem != "none")
 
 
-@pytest.mark.parametrize("bubblewrap, landlock, choice, message", [
-    (False, True, "bubblewrap", "bubblewrap cannot be used here: bwrap is not on PATH"),
-    (True, False, "landlock", "Landlock cannot be used here: this kernel offers none"),
-    (True, True, "docker", "'docker' is not one of auto, bubblewrap, landlock"),
-])
+@pytest.mark.parametrize(
+    "bubblewrap, landlock, choice, message",
+    [
+        (False, True, "bubblewrap", "bubblewrap cannot be used here: bwrap is not on PATH"),
+        (True, False, "landlock", "Landlock cannot be used here: this kernel offers none"),
+        (True, True, "docker", "'docker' is not one of auto, bubblewrap, landlock"),
+    ],
+)
 def test_an_isolation_asked_for_is_never_replaced_by_another(monkeypatch, bubblewrap, landlock, choice, message):
     _probes(monkeypatch, bubblewrap, landlock)
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -372,8 +440,18 @@ def test_the_command_refuses_an_isolation_it_cannot_give(monkeypatch, tmp_path, 
     (tmp_path / "subs" / "ada").mkdir(parents=True)
     (tmp_path / "subs" / "ada" / FIXTURE.name).write_bytes(FIXTURE.read_bytes())
     monkeypatch.setenv("PATH", str(tmp_path))
-    status = grading_main(["autograde", str(tmp_path / "subs"), "--source", str(FIXTURE), "--out",
-                           str(tmp_path / "out" / "grades.csv"), "--isolation", "bubblewrap"])
+    status = grading_main(
+        [
+            "autograde",
+            str(tmp_path / "subs"),
+            "--source",
+            str(FIXTURE),
+            "--out",
+            str(tmp_path / "out" / "grades.csv"),
+            "--isolation",
+            "bubblewrap",
+        ]
+    )
     assert status == 2
     assert "bubblewrap cannot be used here: bwrap is not on PATH" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -386,25 +464,51 @@ def test_bubblewrap_mounts_follow_the_policy(tmp_path):
     under the fresh /dev are left out. No bwrap needed: these are the options the launcher gets."""
     cache, scratch, data = tmp_path / "cache", tmp_path / "scratch", tmp_path / "data"
     checkout = cache / "course"
-    for folder in (checkout / "course_utils", checkout / ".venv" / "lib", checkout / "build" / "tmp", scratch / "work",
-                   data, cache / "hf"):
+    for folder in (
+        checkout / "course_utils",
+        checkout / ".venv" / "lib",
+        checkout / "build" / "tmp",
+        scratch / "work",
+        data,
+        cache / "hf",
+    ):
         folder.mkdir(parents=True)
     (tmp_path / "grades.csv").write_text("")
     (tmp_path / "link").symlink_to(checkout)
-    policy = Policy(deny=[str(tmp_path / "link"), str(tmp_path / "grades.csv"), str(tmp_path / "gone"),
-                          str(checkout / "build")],
-                    writable=["/dev", str(cache), str(cache / "hf"), str(scratch), str(checkout / "build" / "tmp")],
-                    readable=[str(checkout / "course_utils"), str(checkout / ".venv"), str(checkout / ".venv" / "lib"),
-                              str(data), str(cache / "hf")])
+    policy = Policy(
+        deny=[str(tmp_path / "link"), str(tmp_path / "grades.csv"), str(tmp_path / "gone"), str(checkout / "build")],
+        writable=["/dev", str(cache), str(cache / "hf"), str(scratch), str(checkout / "build" / "tmp")],
+        readable=[
+            str(checkout / "course_utils"),
+            str(checkout / ".venv"),
+            str(checkout / ".venv" / "lib"),
+            str(data),
+            str(cache / "hf"),
+        ],
+    )
     assert mount_options(policy) == [
-        "--bind", str(cache), str(cache),
-        "--ro-bind", "/dev/null", str(tmp_path / "grades.csv"),
-        "--bind", str(scratch), str(scratch),
-        "--tmpfs", str(checkout),
-        "--ro-bind", str(checkout / ".venv"), str(checkout / ".venv"),
-        "--ro-bind", str(checkout / "course_utils"), str(checkout / "course_utils"),
-        "--bind", str(checkout / "build" / "tmp"), str(checkout / "build" / "tmp"),
-        "--remount-ro", str(checkout),
+        "--bind",
+        str(cache),
+        str(cache),
+        "--ro-bind",
+        "/dev/null",
+        str(tmp_path / "grades.csv"),
+        "--bind",
+        str(scratch),
+        str(scratch),
+        "--tmpfs",
+        str(checkout),
+        "--ro-bind",
+        str(checkout / ".venv"),
+        str(checkout / ".venv"),
+        "--ro-bind",
+        str(checkout / "course_utils"),
+        str(checkout / "course_utils"),
+        "--bind",
+        str(checkout / "build" / "tmp"),
+        str(checkout / "build" / "tmp"),
+        "--remount-ro",
+        str(checkout),
     ]
 
 
@@ -427,17 +531,23 @@ def _cgroup_files(tmp_path, v2_controllers: str | None, v1: bool, mount_root: st
         groups.append(f"4:memory:{mount_root.rstrip('/')}/grading")
     (tmp_path / "mountinfo").write_text("\n".join(lines) + "\n")
     (tmp_path / "membership").write_text("\n".join(groups) + "\n")
-    return tmp_path / "mountinfo", tmp_path / "membership", v2_own if v2_controllers and "memory" in v2_controllers \
-        else v1_own
+    return (
+        tmp_path / "mountinfo",
+        tmp_path / "membership",
+        v2_own if v2_controllers and "memory" in v2_controllers else v1_own,
+    )
 
 
-@pytest.mark.parametrize("v2_controllers, v1, mount_root, version, found", [
-    ("cpu memory pids", True, "/", 2, "cgroup v2 group"),           # v2 first; its children get the controller
-    ("cpu pids", True, "/", 1, "cgroup v1 memory group"),           # v2 without memory: v1's memory hierarchy
-    ("cpu memory", False, "/docker/abc", 2, "cgroup v2 group"),     # a container's view: the mount's root stripped
-    ("hugetlb", False, "/", None, "offers hugetlb, not memory"),
-    (None, False, "/", None, "no cgroup hierarchy with the memory controller"),
-])
+@pytest.mark.parametrize(
+    "v2_controllers, v1, mount_root, version, found",
+    [
+        ("cpu memory pids", True, "/", 2, "cgroup v2 group"),  # v2 first; its children get the controller
+        ("cpu pids", True, "/", 1, "cgroup v1 memory group"),  # v2 without memory: v1's memory hierarchy
+        ("cpu memory", False, "/docker/abc", 2, "cgroup v2 group"),  # a container's view: the mount's root stripped
+        ("hugetlb", False, "/", None, "offers hugetlb, not memory"),
+        (None, False, "/", None, "no cgroup hierarchy with the memory controller"),
+    ],
+)
 def test_the_memory_cgroup_hierarchy_is_found_from_mountinfo(tmp_path, v2_controllers, v1, mount_root, version, found):
     """Where the grader may make memory-limited cgroups, read from mountinfo and this process's memberships."""
     mountinfo, membership, own = _cgroup_files(tmp_path, v2_controllers, v1, mount_root)
@@ -464,11 +574,16 @@ def test_a_real_memory_cgroup_kills_what_outgrows_it():
     the limit runs to the end. Closing kills what is left and removes the group."""
     grow = "b = bytearray(256 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('survived')"
     with MemoryCgroup(REAL_CGROUPS, 64) as group:
-        small = subprocess.run([*join_prefix(group.procs), sys.executable, "-c", "print(open('/proc/self/cgroup').read())"],
-                               capture_output=True, text=True, timeout=60)
+        small = subprocess.run(
+            [*join_prefix(group.procs), sys.executable, "-c", "print(open('/proc/self/cgroup').read())"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert small.returncode == 0 and group.folder.name in small.stdout and not group.oom_killed()
-        big = subprocess.run([*join_prefix(group.procs), sys.executable, "-c", grow],
-                             capture_output=True, text=True, timeout=60)
+        big = subprocess.run(
+            [*join_prefix(group.procs), sys.executable, "-c", grow], capture_output=True, text=True, timeout=60
+        )
         assert big.returncode == -9 and "survived" not in big.stdout and group.oom_killed()
     assert not group.folder.exists()
 
@@ -492,6 +607,7 @@ def _with(**changed: str) -> dict[str, str]:
 def _drop(grade_id):
     def edit(nb):
         nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
+
     return edit
 
 
@@ -526,11 +642,15 @@ def _grade_batch(root: Path, isolation: str, only: set[str] | None = None) -> di
     out = root / "out" / "grades.csv"
     subs = root / "submissions"
     secret = source / FIXTURE.name
-    reads_source = (f"def double(x):\n    try:\n        open({str(secret)!r}).read()\n    except OSError:\n"
-                    f"        return -1\n    return helper(x)")
+    reads_source = (
+        f"def double(x):\n    try:\n        open({str(secret)!r}).read()\n    except OSError:\n"
+        f"        return -1\n    return helper(x)"
+    )
     victim = subs / "alice" / FIXTURE.name
-    writes = (f"for target in [{str(out)!r}, {str(victim)!r}]:\n    try:\n        open(target, 'w').write('hacked')\n"
-              f"    except OSError:\n        pass\n" + REFERENCE["vowels"])
+    writes = (
+        f"for target in [{str(out)!r}, {str(victim)!r}]:\n    try:\n        open(target, 'w').write('hacked')\n"
+        f"    except OSError:\n        pass\n" + REFERENCE["vowels"]
+    )
     students = {
         "alice": _student(released, REFERENCE),
         "untouched": nbformat.writes(released).encode(),
@@ -541,11 +661,17 @@ def _grade_batch(root: Path, isolation: str, only: set[str] | None = None) -> di
         "os_exit": _student(released, _with(double="import os\nos._exit(0)")),
         "first_cell_error": _student(released, REFERENCE, _break_first_cell),
         "weakened_checks": _student(released, _with(double="def double(x):\n    return 0"), _weaken_checks),
-        "patches_helpers": _student(released, _with(
-            area="def area(r):\n    return 0\nmath.isclose = lambda *a, **k: True",
-            double="def helper(x):\n    return 0\n\ndef double(x):\n    return 2 * x")),
-        "patches_at_call_time": _student(released, _with(
-            area="def area(r):\n    math.isclose = lambda *a, **k: True\n    return math.pi if r == 1 else 0")),
+        "patches_helpers": _student(
+            released,
+            _with(
+                area="def area(r):\n    return 0\nmath.isclose = lambda *a, **k: True",
+                double="def helper(x):\n    return 0\n\ndef double(x):\n    return 2 * x",
+            ),
+        ),
+        "patches_at_call_time": _student(
+            released,
+            _with(area="def area(r):\n    math.isclose = lambda *a, **k: True\n    return math.pi if r == 1 else 0"),
+        ),
         "reads_source": _student(released, _with(double=reads_source)),
         "writes_files": _student(released, _with(vowels=writes)),
         "corrupt": b"{this is not a notebook",
@@ -558,16 +684,44 @@ def _grade_batch(root: Path, isolation: str, only: set[str] | None = None) -> di
             (subs / name).mkdir(parents=True)
             (subs / name / FIXTURE.name).write_bytes(data)
     before = victim.read_bytes()
-    result = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(subs), "--source", str(source),
-                             "--out", str(out), "--cell-time-limit", "8", "--time-limit", "60", "--memory-mb", "1500",
-                             "--isolation", isolation], capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_tools.grading",
+            "autograde",
+            str(subs),
+            "--source",
+            str(source),
+            "--out",
+            str(out),
+            "--cell-time-limit",
+            "8",
+            "--time-limit",
+            "60",
+            "--memory-mb",
+            "1500",
+            "--isolation",
+            isolation,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     with out.open() as f:
         grades = {row["student"]: row for row in csv.DictReader(f)}
     feedback = {p.stem: p.read_text() for p in (out.parent / "feedback").glob("*.md")}
-    line = next((l for l in result.stdout.splitlines() if l.startswith("isolation: ")), "")
-    return {"grades": grades, "feedback": feedback, "victim_before": before, "victim": victim, "out": out,
-            "stdout": result.stdout, "sandboxed": bool(line) and not line.startswith("isolation: no filesystem")}
+    line = next((x for x in result.stdout.splitlines() if x.startswith("isolation: ")), "")
+    return {
+        "grades": grades,
+        "feedback": feedback,
+        "victim_before": before,
+        "victim": victim,
+        "out": out,
+        "stdout": result.stdout,
+        "sandboxed": bool(line) and not line.startswith("isolation: no filesystem"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -639,20 +793,40 @@ def fragile_lesson(tmp_path):
     """The tiny lesson with one more lesson cell, which fails where the environment lacks what it needs
     (``$COURSE_TINY_DATA=missing`` stands for a dataset the grading sandbox cannot reach), and one student."""
     nb = nbformat.read(FIXTURE, 4)
-    nb.cells.append(nbformat.v4.new_code_cell(
-        'import os\nassert os.environ.get("COURSE_TINY_DATA") != "missing", "the lesson\'s data is missing"'))
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            'import os\nassert os.environ.get("COURSE_TINY_DATA") != "missing", "the lesson\'s data is missing"'
+        )
+    )
     source = tmp_path / "course" / "notebooks"
     source.mkdir(parents=True)
     nbformat.write(nb, source / FIXTURE.name)
     release(source, tmp_path / "release")
     (tmp_path / "subs" / "ada").mkdir(parents=True)
     (tmp_path / "subs" / "ada" / FIXTURE.name).write_bytes(
-        _student(nbformat.read(tmp_path / "release" / FIXTURE.name, 4), REFERENCE))
+        _student(nbformat.read(tmp_path / "release" / FIXTURE.name, 4), REFERENCE)
+    )
 
     def autograde(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(tmp_path / "subs"),
-                               "--source", str(source), "--out", str(tmp_path / "out" / "grades.csv"), *extra],
-                              capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "course_tools.grading",
+                "autograde",
+                str(tmp_path / "subs"),
+                "--source",
+                str(source),
+                "--out",
+                str(tmp_path / "out" / "grades.csv"),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **(env or {})},
+        )
+
     return tmp_path, autograde
 
 
@@ -660,8 +834,11 @@ def test_calibration_passes_and_sets_the_time_limit(fragile_lesson):
     root, autograde = fragile_lesson
     run = autograde()
     assert run.returncode == 0, run.stderr[-2000:]
-    assert re.search(r"calibration: 01_tiny: the solution earns every point in \d+ s; time limit per submission "
-                     r"\d+ s", run.stdout), run.stdout
+    assert re.search(
+        r"calibration: 01_tiny: the solution earns every point in \d+ s; time limit per submission "
+        r"\d+ s",
+        run.stdout,
+    ), run.stdout
     assert "ada: 4 / 4" in run.stdout and "NEEDS A LOOK" not in run.stdout
 
 
@@ -669,8 +846,13 @@ def test_a_broken_environment_is_refused_before_anyone_is_graded(fragile_lesson)
     root, autograde = fragile_lesson
     run = autograde(env={"COURSE_TINY_DATA": "missing"})
     assert run.returncode == 2
-    for expected in ("calibration failed", "no student was graded", "01_tiny: the solution earns 4 / 4",
-                     "cell 13 raised the lesson's data is missing", "--skip-calibration"):
+    for expected in (
+        "calibration failed",
+        "no student was graded",
+        "01_tiny: the solution earns 4 / 4",
+        "cell 13 raised the lesson's data is missing",
+        "--skip-calibration",
+    ):
         assert expected in run.stderr, run.stderr
     assert not (root / "out" / "grades.csv").exists() and not (root / "out" / "feedback").exists()
 
@@ -688,17 +870,22 @@ def test_a_failing_lesson_cell_marks_the_grade_for_a_look(fragile_lesson):
 
 
 def test_the_command_says_which_isolation_it_used(batch):
-    line = next((l for l in batch["stdout"].splitlines() if l.startswith("isolation: ")), None)
+    line = next((x for x in batch["stdout"].splitlines() if x.startswith("isolation: ")), None)
     assert line is not None, batch["stdout"]
-    expected = ("Landlock filesystem sandbox (ABI " if HAS_LANDLOCK else "bubblewrap (" if BUBBLEWRAP.available
-                else "no filesystem sandbox")
+    expected = (
+        "Landlock filesystem sandbox (ABI "
+        if HAS_LANDLOCK
+        else "bubblewrap ("
+        if BUBBLEWRAP.available
+        else "no filesystem sandbox"
+    )
     assert line.startswith("isolation: " + expected), line
     if HAS_LANDLOCK and BUBBLEWRAP.available:
         assert "Not used: bubblewrap (" in line and "isolation landlock was asked for" in line, line
 
 
 def test_the_command_says_it_used_bubblewrap(bubblewrap_batch):
-    line = next((l for l in bubblewrap_batch["stdout"].splitlines() if l.startswith("isolation: ")), "")
+    line = next((x for x in bubblewrap_batch["stdout"].splitlines() if x.startswith("isolation: ")), "")
     assert line.startswith(f"isolation: bubblewrap ({BUBBLEWRAP.program}: "), bubblewrap_batch["stdout"]
     assert ("Landlock filesystem sandbox (ABI " in line and ", inside bubblewrap)" in line) == HAS_LANDLOCK, line
 
@@ -718,8 +905,21 @@ def test_a_submission_cannot_write_outside_its_scratch_folder(request, which):
 
 
 def test_cli_reports_bad_input(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(tmp_path / "nowhere"),
-                          "--source", str(FIXTURE.parent), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_tools.grading",
+            "autograde",
+            str(tmp_path / "nowhere"),
+            "--source",
+            str(FIXTURE.parent),
+            "--out",
+            str(tmp_path / "g.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 2 and "is not a folder" in run.stderr
     assert not (tmp_path / "g.csv").exists()
 
@@ -742,9 +942,23 @@ def test_round_trip_on_a_course_notebook(tmp_path):
     out = tmp_path / "grades.csv"
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     env.pop("HF_HOME", None)
-    result = subprocess.run([sys.executable, "-m", "course_utils.grading", "autograde", str(tmp_path / "subs"),
-                             "--source", str(source), "--out", str(out)], capture_output=True, text=True, timeout=600,
-                            env=env)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "course_tools.grading",
+            "autograde",
+            str(tmp_path / "subs"),
+            "--source",
+            str(source),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "calibration: 01_masking: the solution earns every point" in result.stdout
     with out.open() as f:
@@ -768,12 +982,19 @@ def test_nbgrader_accepts_the_course_notebooks(tmp_path):
         (course / "source" / "lessons" / path.name).write_bytes(path.read_bytes())
     bin_dir = str(Path(sys.executable).parent)
     env = {**__import__("os").environ, "PATH": bin_dir + ":" + __import__("os").environ.get("PATH", "")}
-    run = subprocess.run([str(Path(bin_dir) / "nbgrader"), "generate_assignment", "lessons", "--force"], cwd=course,
-                         env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [str(Path(bin_dir) / "nbgrader"), "generate_assignment", "lessons", "--force"],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     for path in NOTEBOOKS:
         theirs = nbformat.read(course / "release" / "lessons" / path.name, 4)
         ours = release_notebook(nbformat.read(path, 4), path.stem)
-        strip = lambda text: "\n".join(l for l in text.splitlines() if l.strip() != "# YOUR CODE HERE").strip()
-        assert [strip(c.source) for c in theirs.cells if c.cell_type == "code"] == \
-               [strip(c.source) for c in ours.cells if c.cell_type == "code"], path.name
+        strip = lambda text: "\n".join(x for x in text.splitlines() if x.strip() != "# YOUR CODE HERE").strip()
+        assert [strip(c.source) for c in theirs.cells if c.cell_type == "code"] == [
+            strip(c.source) for c in ours.cells if c.cell_type == "code"
+        ], path.name

@@ -9,8 +9,16 @@ from course_utils.heads import PooledClassifier, pool
 
 def tiny_encoder(tokenizer):
     torch.manual_seed(0)
-    return BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                                intermediate_size=64, max_position_embeddings=64))
+    return BertModel(
+        BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=64,
+        )
+    )
 
 
 def test_mean_pooling_ignores_padding_and_cls_takes_position_0():
@@ -42,9 +50,9 @@ def test_two_heads_on_one_encoder_keep_their_own_label_count(tokenizer):
     encoder = tiny_encoder(tokenizer)
     regressor, classifier = PooledClassifier(encoder, 1), PooledClassifier(encoder, 3)
     assert (regressor.config.num_labels, classifier.config.num_labels) == (1, 3)
-    assert regressor.encoder is classifier.encoder            # the weights are shared, the settings are not
+    assert regressor.encoder is classifier.encoder  # the weights are shared, the settings are not
     ids = torch.tensor([[2, 5, 7]])
-    assert regressor(ids, labels=torch.tensor([0.5])).loss.ndim == 0    # still the MSE of one output
+    assert regressor(ids, labels=torch.tensor([0.5])).loss.ndim == 0  # still the MSE of one output
 
 
 def test_pooled_classifier_loads_the_pretrained_encoder_through_the_resolver(capsys):

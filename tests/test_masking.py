@@ -28,8 +28,12 @@ def rates_of(tokenizer, enc, masked):
 
 
 def test_bert_masking_rates_on_a_large_batch(tokenizer, batch):
-    masked = mask_tokens(batch["input_ids"], tokenizer, attention_mask=batch["attention_mask"],
-                         generator=torch.Generator().manual_seed(0))
+    masked = mask_tokens(
+        batch["input_ids"],
+        tokenizer,
+        attention_mask=batch["attention_mask"],
+        generator=torch.Generator().manual_seed(0),
+    )
     rates = rates_of(tokenizer, batch, masked)
     assert rates["masked_fraction"] == pytest.approx(0.15, abs=0.006)
     assert rates["mask_token_fraction"] == pytest.approx(0.80, abs=0.02)
@@ -38,8 +42,13 @@ def test_bert_masking_rates_on_a_large_batch(tokenizer, batch):
 
 
 def test_special_and_padding_tokens_are_never_selected(tokenizer, batch):
-    masked = mask_tokens(batch["input_ids"], tokenizer, attention_mask=batch["attention_mask"],
-                         mlm_probability=0.9, generator=torch.Generator().manual_seed(1))
+    masked = mask_tokens(
+        batch["input_ids"],
+        tokenizer,
+        attention_mask=batch["attention_mask"],
+        mlm_probability=0.9,
+        generator=torch.Generator().manual_seed(1),
+    )
     special = torch.isin(batch["input_ids"], torch.tensor(tokenizer.all_special_ids))
     selected = masked.labels != IGNORE_INDEX
     assert not (selected & special).any()
@@ -49,11 +58,13 @@ def test_special_and_padding_tokens_are_never_selected(tokenizer, batch):
 
 def test_label_layout(tokenizer, batch):
     ids = batch["input_ids"]
-    masked = mask_tokens(ids, tokenizer, attention_mask=batch["attention_mask"], generator=torch.Generator().manual_seed(2))
+    masked = mask_tokens(
+        ids, tokenizer, attention_mask=batch["attention_mask"], generator=torch.Generator().manual_seed(2)
+    )
     selected = masked.labels != IGNORE_INDEX
     assert masked.labels.shape == ids.shape == masked.input_ids.shape
-    assert torch.equal(masked.labels[selected], ids[selected])          # labels: the original token
-    assert torch.equal(masked.input_ids[~selected], ids[~selected])     # untouched elsewhere
+    assert torch.equal(masked.labels[selected], ids[selected])  # labels: the original token
+    assert torch.equal(masked.input_ids[~selected], ids[~selected])  # untouched elsewhere
     assert not torch.equal(masked.input_ids, ids)
 
 
@@ -71,10 +82,16 @@ def test_agrees_in_distribution_with_the_transformers_collator(tokenizer, senten
     theirs = collator(features)
     enc = tokenizer.pad(features, return_tensors="pt")
     original = enc["input_ids"]
-    ours = mask_tokens(original, tokenizer, attention_mask=enc["attention_mask"], generator=torch.Generator().manual_seed(0))
+    ours = mask_tokens(
+        original, tokenizer, attention_mask=enc["attention_mask"], generator=torch.Generator().manual_seed(0)
+    )
     a = rates_of(tokenizer, enc, ours)
-    b = masking_rates(original, type(ours)(theirs["input_ids"], theirs["labels"]), tokenizer.mask_token_id,
-                      maskable_positions(original, tokenizer, enc["attention_mask"]))
+    b = masking_rates(
+        original,
+        type(ours)(theirs["input_ids"], theirs["labels"]),
+        tokenizer.mask_token_id,
+        maskable_positions(original, tokenizer, enc["attention_mask"]),
+    )
     for key in a:
         assert a[key] == pytest.approx(b[key], abs=0.02), key
     # same selection law per position: sequences' selected counts have similar means
@@ -86,8 +103,13 @@ def test_agrees_in_distribution_with_the_transformers_collator(tokenizer, senten
 def test_whole_word_masking_selects_words_together(tokenizer, sentences):
     enc = tokenizer(sentences[:1500], padding=True, return_tensors="pt")
     words = [enc.word_ids(i) for i in range(len(enc["input_ids"]))]
-    masked = whole_word_mask(enc["input_ids"], words, tokenizer, attention_mask=enc["attention_mask"],
-                             generator=torch.Generator().manual_seed(0))
+    masked = whole_word_mask(
+        enc["input_ids"],
+        words,
+        tokenizer,
+        attention_mask=enc["attention_mask"],
+        generator=torch.Generator().manual_seed(0),
+    )
     selected = masked.labels != IGNORE_INDEX
     split_words = 0
     for i, row in enumerate(words):
@@ -111,10 +133,11 @@ def test_span_lengths_follow_the_clipped_geometric():
 
 
 def test_span_masking_meets_its_budget_with_contiguous_spans(tokenizer, sentences):
-    passages = [" ".join(sentences[i:i + 12]) for i in range(0, 2400, 12)]  # ~128-token sequences, as in pretraining
+    passages = [" ".join(sentences[i : i + 12]) for i in range(0, 2400, 12)]  # ~128-token sequences, as in pretraining
     enc = tokenizer(passages, padding=True, truncation=True, max_length=128, return_tensors="pt")
-    masked = span_mask(enc["input_ids"], tokenizer, attention_mask=enc["attention_mask"],
-                       generator=torch.Generator().manual_seed(0))
+    masked = span_mask(
+        enc["input_ids"], tokenizer, attention_mask=enc["attention_mask"], generator=torch.Generator().manual_seed(0)
+    )
     allowed = maskable_positions(enc["input_ids"], tokenizer, enc["attention_mask"])
     selected = masked.labels != IGNORE_INDEX
     assert not (selected & ~allowed).any()

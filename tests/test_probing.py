@@ -3,10 +3,27 @@ import pytest
 import torch
 
 from course_utils import load_dataset
-from course_utils.cloze import (check_template, fill_mask, is_single_token, load_facts, negation_pairs,
-                                precision_at_k, word_log_probs)
-from course_utils.probing import (ScalarMixProbe, control_task, fit_probe, flat_labels, layer, linear_probe,
-                                  majority_accuracy, mlp_probe, probe_accuracy, word_features)
+from course_utils.cloze import (
+    check_template,
+    fill_mask,
+    is_single_token,
+    load_facts,
+    negation_pairs,
+    precision_at_k,
+    word_log_probs,
+)
+from course_utils.probing import (
+    ScalarMixProbe,
+    control_task,
+    fit_probe,
+    flat_labels,
+    layer,
+    linear_probe,
+    majority_accuracy,
+    mlp_probe,
+    probe_accuracy,
+    word_features,
+)
 from course_utils.pseudo_likelihood import masked_log_probs, pair_scores, shared_positions, stereotype_score
 
 
@@ -24,8 +41,11 @@ def test_the_course_facts_load_and_a_bad_file_names_its_line(tmp_path):
     facts = load_facts()
     assert len(facts) >= 40 and {f.relation for f in facts} >= {"capital", "language", "occupation"}
     bad = tmp_path / "facts.tsv"
-    bad.write_text("relation\ttemplate\tanswer\ncapital\tThe capital of France is [MASK].\tparis\n"
-                   "capital\tThe capital of Spain is Madrid.\tmadrid\n", encoding="utf-8")
+    bad.write_text(
+        "relation\ttemplate\tanswer\ncapital\tThe capital of France is [MASK].\tparis\n"
+        "capital\tThe capital of Spain is Madrid.\tmadrid\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ValueError, match="line 3: .* has 0"):
         load_facts(bad)
 
@@ -33,7 +53,7 @@ def test_the_course_facts_load_and_a_bad_file_names_its_line(tmp_path):
 def test_fill_mask_reads_the_mask_position(tiny_mlm, tokenizer):
     paris = tokenizer.convert_tokens_to_ids("paris")
     with torch.no_grad():
-        tiny_mlm.cls.predictions.decoder.bias[paris] += 100.0   # the head now always says "paris"
+        tiny_mlm.cls.predictions.decoder.bias[paris] += 100.0  # the head now always says "paris"
     try:
         top = fill_mask(tiny_mlm, tokenizer, ["The capital of France is [MASK].", "[MASK] is lovely in spring."], k=3)
     finally:
@@ -61,8 +81,19 @@ def test_negation_pairs_differ_only_by_not():
     pairs = negation_pairs(rows)
     assert pairs[0] == ("A trout is a [MASK].", "A trout is not a [MASK].")
     assert all(neg.replace(" not", "", 1) == aff for aff, neg in pairs)
-    assert negation_pairs([{"context_aff": "A crow is (a|an)", "context_neg": "A crow is not (a|an)",
-                            "target_aff": "animal", "target_neg": "tree"}])[0][0] == "A crow is an [MASK]."
+    assert (
+        negation_pairs(
+            [
+                {
+                    "context_aff": "A crow is (a|an)",
+                    "context_neg": "A crow is not (a|an)",
+                    "target_aff": "animal",
+                    "target_neg": "tree",
+                }
+            ]
+        )[0][0]
+        == "A crow is an [MASK]."
+    )
 
 
 # ------------------------------------------------------------------------------------------- pseudo-likelihood
@@ -88,9 +119,9 @@ def test_stereotype_score_follows_the_pair_direction(monkeypatch):
 
     monkeypatch.setattr(pl, "pair_scores", lambda m, t, more, less: (float(len(more)), float(len(less))))
     rows = [  # the longer sentence scores higher
-        {"sent_more": "xxxx", "sent_less": "x", "stereo_antistereo": 0, "bias_type": 0},   # prefers sent_more: stereo
-        {"sent_more": "xxxx", "sent_less": "x", "stereo_antistereo": 1, "bias_type": 0},   # antistereo: sent_less is
-        {"sent_more": "x", "sent_less": "xxxx", "stereo_antistereo": 1, "bias_type": 1},   # the stereotyping one
+        {"sent_more": "xxxx", "sent_less": "x", "stereo_antistereo": 0, "bias_type": 0},  # prefers sent_more: stereo
+        {"sent_more": "xxxx", "sent_less": "x", "stereo_antistereo": 1, "bias_type": 0},  # antistereo: sent_less is
+        {"sent_more": "x", "sent_less": "xxxx", "stereo_antistereo": 1, "bias_type": 1},  # the stereotyping one
     ]
     score, per_category, verdicts = stereotype_score(None, None, rows, categories=["race-color", "gender"])
     assert verdicts == [True, False, True] and score == pytest.approx(2 / 3)
@@ -117,7 +148,7 @@ def test_word_features_keep_each_words_first_piece(tiny_mlm, tokenizer):
     encoder = tiny_mlm.bert
     sentences = [["unbelievable", "cats"], ["dogs", "run", "quickly"]]
     feats = word_features(encoder, tokenizer, sentences)
-    assert feats.shape == (5, 3, 32)                                # 5 words, embeddings + 2 layers, hidden 32
+    assert feats.shape == (5, 3, 32)  # 5 words, embeddings + 2 layers, hidden 32
     enc = tokenizer(sentences[0], is_split_into_words=True, return_tensors="pt")
     first_of_cats = enc.word_ids(0).index(1)
     with torch.no_grad():
@@ -134,11 +165,11 @@ def test_word_features_keep_each_words_first_piece(tiny_mlm, tokenizer):
 def test_probes_learn_a_readable_signal_and_not_noise():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(3000, 3, 16, generator=g)
-    y = (x[:, 2, 0] > 0).long() + 2 * (x[:, 2, 1] > 0).long()       # 4 labels, readable from layer 2 only
+    y = (x[:, 2, 0] > 0).long() + 2 * (x[:, 2, 1] > 0).long()  # 4 labels, readable from layer 2 only
     train, test = slice(0, 2000), slice(2000, None)
     probe = linear_probe(16, 4)
     fit_probe(probe, layer(x, 2)[train], y[train], epochs=10, batch_size=64)
-    assert probe_accuracy(probe, layer(x, 2)[test], y[test]) > 0.9    # chance: 0.25
+    assert probe_accuracy(probe, layer(x, 2)[test], y[test]) > 0.9  # chance: 0.25
     noise = linear_probe(16, 4)
     fit_probe(noise, layer(x, 0)[train], y[train], epochs=10, batch_size=64)
     assert probe_accuracy(noise, layer(x, 0)[test], y[test]) < 0.4  # layer 0 carries nothing about y
@@ -155,7 +186,7 @@ def test_probes_learn_a_readable_signal_and_not_noise():
 
 def test_control_task_is_fixed_per_type_and_copies_the_label_distribution():
     words = [f"w{i}" for i in range(6000)]
-    labels = [0] * 6000 + [1] * 3000 + [2] * 1000                   # 60 / 30 / 10 %
+    labels = [0] * 6000 + [1] * 3000 + [2] * 1000  # 60 / 30 / 10 %
     mapping = control_task(words + words[:10], labels, seed=1)
     assert len(mapping) == 6000 and mapping == control_task(words, labels, seed=1)
     assert mapping != control_task(words, labels, seed=2)

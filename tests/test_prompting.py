@@ -1,9 +1,8 @@
 import pytest
 import torch
 
-from course_utils.cloze import logits_at_mask, word_log_probs
-from course_utils.prompting import (Pattern, label_logits, mask_label_logits, pattern_texts, single_token_neighbours,
-                                    verbalizer_ids)
+from course_utils.cloze import label_logits, logits_at_mask, mask_label_logits, word_log_probs
+from course_utils.prompting import Pattern, pattern_texts, single_token_neighbours, verbalizer_ids
 
 
 def test_a_pattern_fills_its_fields_and_keeps_the_slot():
@@ -15,12 +14,15 @@ def test_a_pattern_fills_its_fields_and_keeps_the_slot():
         pair.fill(a="x")
 
 
-@pytest.mark.parametrize("template, message", [
-    ("{text} It was great.", r"exactly one \[MASK\] slot .* has 0"),
-    ("[MASK] {text} [MASK]", r"has 2"),
-    ("It was [MASK].", r"needs a field for the example's text"),
-    ("{text [MASK]", r"not a valid format string"),
-])
+@pytest.mark.parametrize(
+    "template, message",
+    [
+        ("{text} It was great.", r"exactly one \[MASK\] slot .* has 0"),
+        ("[MASK] {text} [MASK]", r"has 2"),
+        ("It was [MASK].", r"needs a field for the example's text"),
+        ("{text [MASK]", r"not a valid format string"),
+    ],
+)
 def test_bad_patterns_say_what_is_wrong(template, message):
     with pytest.raises(ValueError, match=message):
         Pattern(template)
@@ -55,8 +57,9 @@ def test_long_texts_are_cut_never_the_pattern(tokenizer):
 
 
 def test_label_logits_are_the_mask_logits_of_the_label_words(tiny_mlm, tokenizer):
-    texts = pattern_texts(Pattern("{text} It was [MASK]."), [{"text": "A fine film."}, {"text": "Dull."}],
-                          tokenizer, 64)
+    texts = pattern_texts(
+        Pattern("{text} It was [MASK]."), [{"text": "A fine film."}, {"text": "Dull."}], tokenizer, 64
+    )
     ids = verbalizer_ids(tokenizer, ["terrible", "great"])
     scores = label_logits(tiny_mlm, tokenizer, texts, ids)
     assert scores.shape == (2, 2)
@@ -80,11 +83,14 @@ def test_only_the_mask_rows_reach_the_head_and_other_mlms_take_their_whole_head(
     batch = tokenizer([t.replace("[MASK]", tokenizer.mask_token) for t in texts], padding=True, return_tensors="pt")
     rows, cols = (batch["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
     torch.manual_seed(0)
-    distil = DistilBertForMaskedLM(DistilBertConfig(vocab_size=len(tokenizer), dim=32, n_layers=1, n_heads=2,
-                                                    hidden_dim=64, max_position_embeddings=64)).eval()
+    distil = DistilBertForMaskedLM(
+        DistilBertConfig(
+            vocab_size=len(tokenizer), dim=32, n_layers=1, n_heads=2, hidden_dim=64, max_position_embeddings=64
+        )
+    ).eval()
     for model, inputs in ((tiny_mlm, batch), (distil, {k: v for k, v in batch.items() if k != "token_type_ids"})):
         with torch.no_grad():
-            want = model(**inputs).logits[rows, cols]                          # every position, then the masks
+            want = model(**inputs).logits[rows, cols]  # every position, then the masks
             got = logits_at_mask(model, inputs, tokenizer.mask_token_id)
         assert got.shape == (2, len(tokenizer))
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)

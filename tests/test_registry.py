@@ -2,6 +2,7 @@
 
 These are the checks that keep the course running for a student with a clone and the internet, and no mirror.
 """
+
 import os
 import re
 import shutil
@@ -48,7 +49,7 @@ def names_used() -> dict[str, set[str]]:
 
 def test_every_dataset_the_course_loads_is_in_the_registry():
     used = names_used()
-    assert len(used) >= 10                                   # the scan found the course's loads
+    assert len(used) >= 10  # the scan found the course's loads
     unknown = {name: where for name, where in used.items() if registry.entry(name) is None}
     assert not unknown, f"not in course_utils.registry: {unknown}"
 
@@ -64,7 +65,7 @@ def test_each_entry_is_shipped_and_whole_or_a_declared_hub_source():
     for entry in registry.DATASETS:
         assert entry.source in ("course", "hub") and entry.configs and entry.licence and entry.why
         if entry.shipped:
-            folder = registry.verify_shipped(entry)             # every file present, every checksum right
+            folder = registry.verify_shipped(entry)  # every file present, every checksum right
             assert res.mirror_configs(folder) == list(entry.configs)
             assert entry.hub is None and entry.revision is None
         else:
@@ -112,15 +113,21 @@ def test_a_damaged_shipped_file_is_named_with_how_to_restore_it(shipped_copy):
     data = bytearray(victim.read_bytes())
     data[100] ^= 0xFF
     victim.write_bytes(bytes(data))
-    with pytest.raises(registry.ShippedDataError, match=r"is damaged: .*role_88/test-00000-of-00001.parquet has sha256"
-                                                         r".*To restore it"):
+    with pytest.raises(
+        registry.ShippedDataError,
+        match=r"is damaged: .*role_88/test-00000-of-00001.parquet has sha256"
+        r".*To restore it",
+    ):
         load_dataset("lm_diagnostics", "role_88")
 
 
 def test_a_missing_shipped_file_is_named_with_how_to_restore_it(shipped_copy):
     (shipped_copy / "neg_136_simp" / "test-00000-of-00001.parquet").unlink()
-    with pytest.raises(FileNotFoundError, match=r"incomplete: .*neg_136_simp/test-00000-of-00001.parquet is missing"
-                                                r".*(git checkout|reinstall)"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"incomplete: .*neg_136_simp/test-00000-of-00001.parquet is missing"
+        r".*(git checkout|reinstall)",
+    ):
         load_dataset("lm_diagnostics", "neg_136_simp")
     shutil.rmtree(shipped_copy)
     with pytest.raises(FileNotFoundError, match="copy of 'lm_diagnostics' is missing"):
@@ -145,36 +152,48 @@ def test_hub_sources_are_asked_for_as_the_registry_says(monkeypatch):
 
     monkeypatch.setattr(datasets, "load_dataset", fake_hub)
     assert load_dataset("eriktks/conll2003", "conll2003", split="train") == "from the hub"
-    assert load_dataset("conll2003") == "from the hub"              # folder name, single config
+    assert load_dataset("conll2003") == "from the hub"  # folder name, single config
     assert load_dataset("Yale-LILY/aeslc") == "from the hub"
     # CoNLL-2003 from the hub's parquet export (main has a loading script), its config as a folder
-    assert calls[0] == ("eriktks/conll2003", None, "train",
-                        {"data_dir": "conll2003", "revision": "refs/convert/parquet"})
+    assert calls[0] == (
+        "eriktks/conll2003",
+        None,
+        "train",
+        {"data_dir": "conll2003", "revision": "refs/convert/parquet"},
+    )
     assert calls[1][3] == {"data_dir": "conll2003", "revision": "refs/convert/parquet"}
     assert calls[2] == ("Yale-LILY/aeslc", "default", None, {})
-    load_dataset("crows_pairs", split="test")                       # shipped: its folder, never the hub
+    load_dataset("crows_pairs", split="test")  # shipped: its folder, never the hub
     assert Path(calls[3][0]) == registry.SHIPPED_ROOT / "crows_pairs" and "revision" not in calls[3][3]
 
 
 def test_a_hub_dataset_with_no_hub_and_no_mirror_says_what_to_do(monkeypatch, tmp_path):
-    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path))               # a mirror without the dataset
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path))  # a mirror without the dataset
     with pytest.raises(FileNotFoundError) as err:
         load_dataset("rajpurkar/squad", "plain_text")
     text = str(err.value)
-    for expected in ("rajpurkar/squad (plain_text)", "the hub (hub disabled by HF_HUB_OFFLINE=1)",
-                     "the offline mirror at", "no 'squad' there", "connect to the internet"):
+    for expected in (
+        "rajpurkar/squad (plain_text)",
+        "the hub (hub disabled by HF_HUB_OFFLINE=1)",
+        "the offline mirror at",
+        "no 'squad' there",
+        "connect to the internet",
+    ):
         assert expected in text
 
 
 def test_the_installed_package_carries_the_data(tmp_path):
     """What a notebook's first cell gets on Colab: a wheel of the course, installed outside any checkout."""
-    source, wheels = tmp_path / "source", tmp_path / "wheels"   # built from a copy: no stale build/ of the checkout
+    source, wheels = tmp_path / "source", tmp_path / "wheels"  # built from a copy: no stale build/ of the checkout
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "course_utils", source / "course_utils", ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)],
+        check=True,
+        capture_output=True,
+    )
     wheel = next(wheels.glob("course_utils-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     for entry in registry.DATASETS:
@@ -184,15 +203,21 @@ def test_the_installed_package_carries_the_data(tmp_path):
                 if path.is_file():
                     assert f"course_utils/data/{path.relative_to(registry.SHIPPED_ROOT).as_posix()}" in names
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     env = {k: v for k, v in os.environ.items() if k != "COURSE_DATA_DIR"}
     env.update(PYTHONPATH=str(site), HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cache"))
-    script = ("import course_utils; print(course_utils.__file__); from course_utils import load_dataset; "
-              "print(load_dataset('lm_diagnostics', 'role_88', split='test').num_rows)")
-    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         check=True).stdout
-    assert str(site) in out.splitlines()[0]                            # the installed copy, not the checkout
+    script = (
+        "import course_utils; print(course_utils.__file__); from course_utils import load_dataset; "
+        "print(load_dataset('lm_diagnostics', 'role_88', split='test').num_rows)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert str(site) in out.splitlines()[0]  # the installed copy, not the checkout
     assert "lm_diagnostics (role_88) <- the course's copy course_utils/data/lm_diagnostics" in out
     assert out.splitlines()[-1] == "88"
 
@@ -207,27 +232,41 @@ def test_the_tests_see_only_the_hubs_datasets():
     conll = standin / "conll2003"
     assert not (conll / "README.md").exists()
     assert sorted(p.relative_to(conll).as_posix() for p in conll.rglob("*.parquet")) == [
-        "conll2003/test/0000.parquet", "conll2003/train/0000.parquet", "conll2003/validation/0000.parquet"]
-    ds = load_dataset("eriktks/conll2003", "conll2003")              # data_dir, splits from folder names, as on the hub
+        "conll2003/test/0000.parquet",
+        "conll2003/train/0000.parquet",
+        "conll2003/validation/0000.parquet",
+    ]
+    ds = load_dataset("eriktks/conll2003", "conll2003")  # data_dir, splits from folder names, as on the hub
     assert {k: v.num_rows for k, v in ds.items()} == {"train": 14041, "validation": 3250, "test": 3453}
     assert ds["train"].features["ner_tags"].feature.names[:3] == ["O", "B-PER", "I-PER"]
 
 
-@pytest.mark.skipif(os.environ.get("COURSE_ONLINE_TESTS") != "1",
-                    reason="talks to the Hugging Face hub: COURSE_ONLINE_TESTS=1 HF_HUB_OFFLINE=0 pytest -k for_real")
+@pytest.mark.skipif(
+    os.environ.get("COURSE_ONLINE_TESTS") != "1",
+    reason="talks to the Hugging Face hub: COURSE_ONLINE_TESTS=1 HF_HUB_OFFLINE=0 pytest -k for_real",
+)
 def test_the_hub_sources_for_real():
     """Where the hub is reachable: every hub dataset loads as the registry says, CoNLL-2003 from its parquet export."""
     ds = load_dataset("eriktks/conll2003", "conll2003")
     assert {k: v.num_rows for k, v in ds.items()} == {"train": 14041, "validation": 3250, "test": 3453}
-    assert ds["train"].features["ner_tags"].feature.names == ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC",
-                                                               "I-LOC", "B-MISC", "I-MISC"]
+    assert ds["train"].features["ner_tags"].feature.names == [
+        "O",
+        "B-PER",
+        "I-PER",
+        "B-ORG",
+        "I-ORG",
+        "B-LOC",
+        "I-LOC",
+        "B-MISC",
+        "I-MISC",
+    ]
     assert load_dataset("nyu-mll/glue", "sst2", split="validation").num_rows == 872
     assert load_dataset("rajpurkar/squad", "plain_text", split="validation").num_rows == 10570
     assert load_dataset("Yale-LILY/aeslc", split="validation").num_rows == 1960
 
 
 def test_outside_a_git_clone_the_fix_is_the_exact_reinstall(shipped_copy, monkeypatch):
-    monkeypatch.setattr(registry, "repo_root", lambda: None)            # an installed copy, as on Colab
+    monkeypatch.setattr(registry, "repo_root", lambda: None)  # an installed copy, as on Colab
     (shipped_copy / "role_88" / "test-00000-of-00001.parquet").unlink()
     with pytest.raises(FileNotFoundError) as err:
         load_dataset("lm_diagnostics", "role_88")
@@ -236,6 +275,8 @@ def test_outside_a_git_clone_the_fix_is_the_exact_reinstall(shipped_copy, monkey
 
 
 def test_a_stray_parquet_file_is_refused(shipped_copy):
-    shutil.copy(shipped_copy / "role_88" / "test-00000-of-00001.parquet", shipped_copy / "role_88" / "test-extra.parquet")
+    shutil.copy(
+        shipped_copy / "role_88" / "test-00000-of-00001.parquet", shipped_copy / "role_88" / "test-extra.parquet"
+    )
     with pytest.raises(registry.ShippedDataError, match="test-extra.parquet, which its README's `course_checksums`"):
         load_dataset("lm_diagnostics", "role_88")

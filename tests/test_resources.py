@@ -68,7 +68,7 @@ def test_unknown_dataset_lists_what_exists():
 
 def test_unknown_config_lists_configs(online):
     with pytest.raises(ValueError, match=r"has no config 'sst3' in the course's registry.*cola, mnli"):
-        load_dataset("nyu-mll/glue", "sst3")       # refused before the hub is asked
+        load_dataset("nyu-mll/glue", "sst3")  # refused before the hub is asked
     with pytest.raises(ValueError, match=r"needs a config.*cola"):
         load_dataset("nyu-mll/glue")
     assert online == []
@@ -84,7 +84,7 @@ def test_missing_mirror_says_where_it_looked(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_DATA_DIR", str(missing))
     with pytest.raises(FileNotFoundError, match=f"offline mirror .*COURSE_DATA_DIR = {missing}"):
         load_dataset("nyu-mll/glue", "sst2")
-    assert load_dataset("lm_diagnostics", "role_88", split="test").num_rows == 88   # shipped data needs no mirror
+    assert load_dataset("lm_diagnostics", "role_88", split="test").num_rows == 88  # shipped data needs no mirror
 
 
 def test_course_data_dir_points_at_another_mirror(monkeypatch, tmp_path):
@@ -115,8 +115,14 @@ def test_missing_checkpoint_offline_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(FileNotFoundError) as err:
         resolve_checkpoint("bert-base-uncased")
     text = str(err.value)
-    for expected in ("'bert-base-uncased' not found", "HF_HUB_OFFLINE=1", "Hugging Face cache", "mirror",
-                     "sentence-transformers/all-MiniLM-L6-v2", "COURSE_PROFILE=quick"):
+    for expected in (
+        "'bert-base-uncased' not found",
+        "HF_HUB_OFFLINE=1",
+        "Hugging Face cache",
+        "mirror",
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "COURSE_PROFILE=quick",
+    ):
         assert expected in text
 
 
@@ -154,10 +160,10 @@ def test_bad_names_are_refused():
 
 
 def test_dataset_available_says_why_without_downloading(online):
-    assert res.dataset_available("Yale-LILY/aeslc")[0]                      # the hub answers
-    usable, why = res.dataset_available("abisee/cnn_dailymail")             # hub only, and the hub answers
+    assert res.dataset_available("Yale-LILY/aeslc")[0]  # the hub answers
+    usable, why = res.dataset_available("abisee/cnn_dailymail")  # hub only, and the hub answers
     assert usable and "on the hub as abisee/cnn_dailymail" in why
-    assert online == []                                                     # nothing was loaded to find out
+    assert online == []  # nothing was loaded to find out
 
 
 def test_hub_only_dataset_is_unavailable_offline():
@@ -171,9 +177,11 @@ def test_hub_only_dataset_is_unavailable_offline():
 def test_a_failed_hub_probe_is_retried_later(monkeypatch):
     """A student who was offline at the first load and then connects must not have to restart the kernel."""
     res._probe.cache_clear()
-    monkeypatch.setattr(res.socket, "create_connection", lambda address, timeout: (_ for _ in ()).throw(OSError("down")))
+    monkeypatch.setattr(
+        res.socket, "create_connection", lambda address, timeout: (_ for _ in ()).throw(OSError("down"))
+    )
     assert res._probe("https://hub.example", 1.0) is not None
-    assert res._probe("https://hub.example", 1.0) is not None               # remembered for a while
+    assert res._probe("https://hub.example", 1.0) is not None  # remembered for a while
 
     class Open:
         def __enter__(self):
@@ -185,7 +193,7 @@ def test_a_failed_hub_probe_is_retried_later(monkeypatch):
     monkeypatch.setattr(res.socket, "create_connection", lambda address, timeout: Open())
     when, problem = res._PROBED["https://hub.example"]
     res._PROBED["https://hub.example"] = (when - res.PROBE_FAILURE_TTL_S - 1, problem)
-    assert res._probe("https://hub.example", 1.0) is None                   # asked again, and now it answers
+    assert res._probe("https://hub.example", 1.0) is None  # asked again, and now it answers
     res._probe.cache_clear()
 
 
@@ -193,8 +201,11 @@ def test_the_probe_goes_through_a_configured_proxy(monkeypatch):
     res._probe.cache_clear()
     seen = []
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.campus.example:3128")
-    monkeypatch.setattr(res.socket, "create_connection",
-                        lambda address, timeout: seen.append(address) or (_ for _ in ()).throw(OSError("no")))
+    monkeypatch.setattr(
+        res.socket,
+        "create_connection",
+        lambda address, timeout: seen.append(address) or (_ for _ in ()).throw(OSError("no")),
+    )
     assert "through the proxy proxy.campus.example:3128" in res._probe("https://huggingface.co", 1.0)
     assert seen == [("proxy.campus.example", 3128)]
     res._probe.cache_clear()
@@ -214,11 +225,15 @@ def test_a_hub_failure_without_a_mirror_is_explained(monkeypatch, tmp_path):
     with pytest.raises(FileNotFoundError) as err:
         load_dataset("eriktks/conll2003", split="validation")
     text = str(err.value)
-    for expected in ("eriktks/conll2003 (conll2003) could not be loaded", "the hub as eriktks/conll2003 @ "
-                     "refs/convert/parquet (ConnectionError: 503 from the hub)", "no 'conll2003' there",
-                     "course_utils/registry.py"):
+    for expected in (
+        "eriktks/conll2003 (conll2003) could not be loaded",
+        "the hub as eriktks/conll2003 @ refs/convert/parquet (ConnectionError: 503 from the hub)",
+        "no 'conll2003' there",
+        "course_utils/registry.py",
+    ):
         assert expected in text
     assert isinstance(err.value.__cause__, ConnectionError)
+
 
 def test_a_resource_loaded_twice_is_announced_once(capsys):
     load_dataset("gutenberg_books", split="validation")
@@ -237,16 +252,23 @@ def test_an_offline_provider_says_what_it_is(monkeypatch, tmp_path):
         res.register_offline_checkpoint("x/y", lambda: (tmp_path, "?"), "hub")
 
 
-@pytest.mark.parametrize("switch, value, kind, usable", [
-    ("HF_HUB_OFFLINE", "1", "dataset", False), ("HF_HUB_OFFLINE", "1", "checkpoint", False),
-    ("HF_HUB_OFFLINE", " Yes ", "dataset", False), ("HF_HUB_OFFLINE", "0", "dataset", True),
-    ("HF_DATASETS_OFFLINE", "true", "dataset", False), ("HF_DATASETS_OFFLINE", "true", "checkpoint", True),
-    ("TRANSFORMERS_OFFLINE", "ON", "checkpoint", False), ("TRANSFORMERS_OFFLINE", "ON", "dataset", True),
-])
+@pytest.mark.parametrize(
+    "switch, value, kind, usable",
+    [
+        ("HF_HUB_OFFLINE", "1", "dataset", False),
+        ("HF_HUB_OFFLINE", "1", "checkpoint", False),
+        ("HF_HUB_OFFLINE", " Yes ", "dataset", False),
+        ("HF_HUB_OFFLINE", "0", "dataset", True),
+        ("HF_DATASETS_OFFLINE", "true", "dataset", False),
+        ("HF_DATASETS_OFFLINE", "true", "checkpoint", True),
+        ("TRANSFORMERS_OFFLINE", "ON", "checkpoint", False),
+        ("TRANSFORMERS_OFFLINE", "ON", "dataset", True),
+    ],
+)
 def test_each_offline_switch_turns_off_what_it_names(monkeypatch, switch, value, kind, usable):
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(res, "_probe", lambda endpoint, timeout: None)   # the hub answers
+    monkeypatch.setattr(res, "_probe", lambda endpoint, timeout: None)  # the hub answers
     monkeypatch.setenv(switch, value)
     ok, why = res.hub_status(kind)
     assert ok is usable and (usable or why == f"hub disabled by {switch}=1")

@@ -1,17 +1,31 @@
 """The main job on two small fixture notebooks: one that records results, one that fails."""
+
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 
 def test_report_has_status_time_memory_and_results(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "course_utils.run_course", str(FIXTURES / "ok_records.ipynb"), str(FIXTURES / "fails.ipynb"),
-         "--out", str(tmp_path), "--profile", "quick"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "course_tools.run_course",
+            str(FIXTURES / "ok_records.ipynb"),
+            str(FIXTURES / "fails.ipynb"),
+            "--out",
+            str(tmp_path),
+            "--profile",
+            "quick",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # one notebook failed: the job says so
     report = json.loads((tmp_path / "course-report.json").read_text())
@@ -21,7 +35,7 @@ def test_report_has_status_time_memory_and_results(tmp_path):
     assert ok["results"] == {"answer": 42, "ratio": 0.5}
     assert ok["seconds"] > 0 and ok["peak_rss_mb"] > 50  # the kernel holds a 32 MB array on top of python
     assert ok["within_budget"] is True
-    [(index, seconds, first_line)] = ok["cells"]     # where a lesson's time goes: one entry per code cell
+    [(index, seconds, first_line)] = ok["cells"]  # where a lesson's time goes: one entry per code cell
     assert index == 0 and 0 <= seconds <= ok["seconds"] and first_line == "from course_utils import record"
     assert "arithmetic is broken" in failed["error"] and failed["results"] == {"before_failure": 1}
     assert (tmp_path / "notebooks" / "fails.ipynb").is_file()  # executed copy kept, with the error in it
@@ -30,6 +44,19 @@ def test_report_has_status_time_memory_and_results(tmp_path):
 
 
 def test_unknown_profile_is_refused(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "course_utils.run_course", "--profile", "turbo", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_tools.run_course", "--profile", "turbo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "Unknown course profile 'turbo'" in proc.stderr
+
+
+def test_a_recipe_field_set_from_the_command_line_is_checked_before_any_notebook_runs(capsys, tmp_path):
+    from course_tools.run_course import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--set", "finetuning.sst2.lrr=3e-5", "--out", str(tmp_path)])
+    assert stopped.value.code == 2 and not list(tmp_path.iterdir())
+    assert "FinetuneRecipe has no field 'lrr'; accepted: train_examples, epochs, lr" in capsys.readouterr().err

@@ -7,7 +7,10 @@ from course_utils.text_to_text import from_text, squad_to_text, to_text
 
 
 def test_glue_examples_read_like_t5s():
-    assert to_text("sst2", {"sentence": "a gripping film", "label": 1}) == ("sst2 sentence: a gripping film", "positive")
+    assert to_text("sst2", {"sentence": "a gripping film", "label": 1}) == (
+        "sst2 sentence: a gripping film",
+        "positive",
+    )
     pair = to_text("mnli", {"premise": "A man sleeps.", "hypothesis": "Nobody sleeps.", "label": 2})
     assert pair == ("mnli hypothesis: Nobody sleeps. premise: A man sleeps.", "contradiction")
     assert to_text("stsb", {"sentence1": "a", "sentence2": "b", "label": 3.75})[1] == "3.8"
@@ -29,7 +32,12 @@ def test_stsb_targets_parse_back_and_nonsense_is_nan():
 
 
 def test_squad_as_text():
-    row = {"id": "1", "question": "Who?", "context": "Ann ran.", "answers": {"text": ["Ann", "Ann"], "answer_start": [0, 0]}}
+    row = {
+        "id": "1",
+        "question": "Who?",
+        "context": "Ann ran.",
+        "answers": {"text": ["Ann", "Ann"], "answer_start": [0, 0]},
+    }
     assert squad_to_text(row) == ("question: Who? context: Ann ran.", "Ann")
 
 

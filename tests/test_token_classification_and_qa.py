@@ -3,11 +3,22 @@ import pytest
 
 from course_utils.metrics import load_metric
 from course_utils.question_answering import (
-    Window, answer_lengths, best_spans, encode_for_eval, encode_for_training, random_span_baseline, split_by_article,
+    Window,
+    answer_lengths,
+    best_spans,
+    encode_for_eval,
+    encode_for_training,
+    random_span_baseline,
+    split_by_article,
     squad_inputs,
 )
 from course_utils.token_classification import (
-    align_labels, check_tag_labels, encode_words, label_names, to_tags, word_predictions,
+    align_labels,
+    check_tag_labels,
+    encode_words,
+    label_names,
+    to_tags,
+    word_predictions,
 )
 
 
@@ -143,7 +154,8 @@ def test_seqeval_metric_agrees_with_the_seqeval_library():
 def _squad(pred: dict[str, str], gold: dict[str, list[str]]) -> dict[str, float]:
     return load_metric("squad").compute(
         predictions=[{"id": i, "prediction_text": t} for i, t in pred.items()],
-        references=[{"id": i, "answers": {"text": g, "answer_start": [0] * len(g)}} for i, g in gold.items()])
+        references=[{"id": i, "answers": {"text": g, "answer_start": [0] * len(g)}} for i, g in gold.items()],
+    )
 
 
 def test_squad_metric_on_hand_made_answers():
@@ -179,7 +191,7 @@ def test_training_labels_decode_to_the_answer(tokenizer, squad_rows):
             continue
         labelled += 1
         gold = squad_rows[w.example_index]["answers"]["text"][0]
-        decoded = squad_rows[w.example_index]["context"][w.offsets[s][0]:w.offsets[e][1]]
+        decoded = squad_rows[w.example_index]["context"][w.offsets[s][0] : w.offsets[e][1]]
         assert gold in decoded  # whole tokens cover the answer, so a word piece can make it longer
         exact += decoded == gold
     # not all: the mirror's answer_start is the answer's FIRST occurrence, e.g. "8" inside "18", "gold" in "golden"

@@ -3,7 +3,9 @@
 ``evaluate.load("accuracy")`` downloads its script from the hub, which fails offline. The course ships its own metric
 modules (this folder), backed by maintained libraries (scikit-learn, scipy, seqeval, rouge_score), and loads them with
 ``evaluate.load`` from a local path, so students use exactly evaluate's ``load`` / ``compute`` / ``add_batch``.
+Lesson 03a introduces them; 03b, 03c (seqeval), 03d (SQuAD), 04 (ROUGE) and 05 use them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,7 +29,9 @@ def load_metric(name: str, config_name: str | None = None):
     quiet.quiet_if_asked()
     if name == "glue":
         if config_name not in GLUE_TASKS:
-            raise ValueError(f"load_metric('glue', ...) needs a GLUE task; got {config_name!r}. Accepted: {', '.join(GLUE_TASKS)}.")
+            raise ValueError(
+                f"load_metric('glue', ...) needs a GLUE task; got {config_name!r}. Accepted: {', '.join(GLUE_TASKS)}."
+            )
         config = f"glue-{config_name}"
     elif name in SCORES and config_name is None:
         config = name

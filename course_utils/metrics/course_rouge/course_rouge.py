@@ -6,6 +6,7 @@ A reference may be one string or a list of strings (the best-scoring one counts)
 is the mean F-measure over examples (evaluate's metric reports a bootstrap estimate of that mean; the plain mean is
 deterministic), otherwise one list of scores per ROUGE type. ROUGE-Lsum splits summaries into lines at newlines.
 """
+
 import datasets
 import evaluate
 from rouge_score import rouge_scorer
@@ -20,10 +21,10 @@ class CourseRouge(evaluate.Metric):
             citation="Lin (2004), ROUGE: A Package for Automatic Evaluation of Summaries.",
             inputs_description="predictions: list of str; references: list of str or list of lists of str.",
             features=[
-                datasets.Features({"predictions": datasets.Value("string"),
-                                   "references": datasets.Sequence(datasets.Value("string"))}),
-                datasets.Features({"predictions": datasets.Value("string"),
-                                   "references": datasets.Value("string")}),
+                datasets.Features(
+                    {"predictions": datasets.Value("string"), "references": datasets.Sequence(datasets.Value("string"))}
+                ),
+                datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
             ],
         )
 

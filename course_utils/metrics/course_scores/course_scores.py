@@ -3,6 +3,7 @@
 Loaded through ``course_utils.metrics.load_metric``; the config name picks the score (``accuracy``, ``f1``,
 ``matthews_correlation``, ``pearsonr``, ``spearmanr``) or a GLUE task (``glue-mrpc`` -> f1 and accuracy).
 """
+
 import datasets
 import evaluate
 from scipy.stats import pearsonr, spearmanr
@@ -15,9 +16,17 @@ SCORES = {  # (predictions, references, average) -> scores; `average` matters to
     "pearsonr": lambda p, r, average: {"pearsonr": float(pearsonr(p, r)[0])},
     "spearmanr": lambda p, r, average: {"spearmanr": float(spearmanr(p, r)[0])},
 }
-GLUE = {"cola": ["matthews_correlation"], "sst2": ["accuracy"], "mrpc": ["f1", "accuracy"], "qqp": ["f1", "accuracy"],
-        "stsb": ["pearsonr", "spearmanr"], "mnli": ["accuracy"], "qnli": ["accuracy"], "rte": ["accuracy"],
-        "wnli": ["accuracy"]}
+GLUE = {
+    "cola": ["matthews_correlation"],
+    "sst2": ["accuracy"],
+    "mrpc": ["f1", "accuracy"],
+    "qqp": ["f1", "accuracy"],
+    "stsb": ["pearsonr", "spearmanr"],
+    "mnli": ["accuracy"],
+    "qnli": ["accuracy"],
+    "rte": ["accuracy"],
+    "wnli": ["accuracy"],
+}
 REGRESSION = {"pearsonr", "spearmanr", "glue-stsb"}
 
 

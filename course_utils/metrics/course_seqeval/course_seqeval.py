@@ -10,6 +10,7 @@ Options to ``compute``: ``scheme`` ("IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "BI
 seqeval's strict matching (default: its lenient CoNLL-script matching); ``zero_division`` (default 0) for a type
 that is never predicted.
 """
+
 import datasets
 import evaluate
 from seqeval import scheme as seqeval_schemes
@@ -33,18 +34,30 @@ class CourseSeqeval(evaluate.Metric):
         predictions, references = [list(p) for p in predictions], [list(r) for r in references]
         for i, (p, r) in enumerate(zip(predictions, references)):
             if len(p) != len(r):
-                raise ValueError(f"Sentence {i} has {len(p)} predicted tags but {len(r)} gold tags: give one tag per "
-                                 "word in both (map sub-token predictions back to words first).")
+                raise ValueError(
+                    f"Sentence {i} has {len(p)} predicted tags but {len(r)} gold tags: give one tag per "
+                    "word in both (map sub-token predictions back to words first)."
+                )
         if scheme is not None and scheme not in SCHEMES:
             raise ValueError(f"Unknown scheme {scheme!r}. Accepted: {', '.join(SCHEMES)} (or None).")
         if mode not in (None, "strict") or (mode == "strict" and scheme is None):
             raise ValueError(f"mode must be None or 'strict' (which needs a scheme, e.g. scheme='IOB2'); got {mode!r}.")
-        options = {"mode": mode, "scheme": getattr(seqeval_schemes, scheme) if scheme else None,
-                   "zero_division": zero_division}
+        options = {
+            "mode": mode,
+            "scheme": getattr(seqeval_schemes, scheme) if scheme else None,
+            "zero_division": zero_division,
+        }
         report = classification_report(references, predictions, output_dict=True, **options)
-        out = {name: {"precision": float(row["precision"]), "recall": float(row["recall"]),
-                      "f1": float(row["f1-score"]), "number": int(row["support"])}
-               for name, row in report.items() if name not in SUMMARIES}
+        out = {
+            name: {
+                "precision": float(row["precision"]),
+                "recall": float(row["recall"]),
+                "f1": float(row["f1-score"]),
+                "number": int(row["support"]),
+            }
+            for name, row in report.items()
+            if name not in SUMMARIES
+        }
         out["overall_precision"] = float(precision_score(references, predictions, **options))
         out["overall_recall"] = float(recall_score(references, predictions, **options))
         out["overall_f1"] = float(f1_score(references, predictions, **options))

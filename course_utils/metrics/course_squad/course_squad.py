@@ -7,6 +7,7 @@ Both texts are normalised first: lower case, punctuation dropped, the articles a
 whitespace made one space. Exact match: the normalised texts are equal. F1: harmonic mean of precision and recall of
 the shared words (as a multiset). Each question scores its best gold answer; the result is the mean over questions.
 """
+
 import re
 import string
 from collections import Counter
@@ -42,12 +43,18 @@ class CourseSquad(evaluate.Metric):
             description="SQuAD v1.1 exact match and F1 (percent), as in the official evaluation script",
             citation="Rajpurkar et al. (2016), SQuAD: 100,000+ Questions for Machine Comprehension of Text.",
             inputs_description="predictions: {id, prediction_text}; references: {id, answers: {text, answer_start}}.",
-            features=datasets.Features({
-                "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string")},
-                "references": {"id": datasets.Value("string"), "answers": {
-                    "text": datasets.Sequence(datasets.Value("string")),
-                    "answer_start": datasets.Sequence(datasets.Value("int32"))}},
-            }),
+            features=datasets.Features(
+                {
+                    "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string")},
+                    "references": {
+                        "id": datasets.Value("string"),
+                        "answers": {
+                            "text": datasets.Sequence(datasets.Value("string")),
+                            "answer_start": datasets.Sequence(datasets.Value("int32")),
+                        },
+                    },
+                }
+            ),
         )
 
     def _compute(self, predictions, references):

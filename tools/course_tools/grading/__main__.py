@@ -1,0 +1,84 @@
+"""Command line: ``release`` student notebooks, ``autograde`` a folder of submissions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .autograde import autograde
+from .exercises import ExerciseError
+from .isolation import CHOICES, ISOLATION_VARIABLE
+from .release import release
+from .reporting import totals
+from .runner import Limits
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_tools.grading", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    rel = commands.add_parser("release", help="write student versions of the solution notebooks")
+    rel.add_argument("source", help="folder of solution notebooks (e.g. notebooks/) or one .ipynb")
+    rel.add_argument("out", help="folder for the student notebooks (not the source folder)")
+    auto = commands.add_parser("autograde", help="grade a folder of submissions: <folder>/<student>/<notebook>.ipynb")
+    auto.add_argument("submissions", help="one folder per student, each holding their notebooks")
+    auto.add_argument("--source", required=True, help="the solution notebooks (folder or one .ipynb)")
+    auto.add_argument("--out", default="grades.csv", help="the grade table to write (default: grades.csv)")
+    auto.add_argument(
+        "--feedback", default=None, help="folder for per-student feedback (default: feedback/ beside --out)"
+    )
+    auto.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds per notebook run (default: twice the notebook's quick-profile budget + 60)",
+    )
+    auto.add_argument(
+        "--cell-time-limit", type=float, default=60.0, help="seconds per exercise cell or check (default: 60)"
+    )
+    auto.add_argument(
+        "--memory-mb", type=int, default=None, help="memory per submission (default: the profile's budget + 1 GB)"
+    )
+    auto.add_argument(
+        "--isolation",
+        choices=CHOICES,
+        default=None,
+        help="the kernels' filesystem sandbox: auto (bubblewrap where it works, else Landlock), "
+        f"bubblewrap or landlock (default: ${ISOLATION_VARIABLE}, else auto)",
+    )
+    auto.add_argument(
+        "--skip-calibration",
+        action="store_true",
+        help="grade without first checking that the solution notebooks earn every point here",
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "release":
+            for path in release(args.source, args.out):
+                print(f"released {path}")
+            return 0
+        limits = Limits(args.time_limit, args.cell_time_limit, args.memory_mb)
+        results = autograde(
+            args.submissions,
+            args.source,
+            args.out,
+            limits,
+            args.feedback,
+            calibration=not args.skip_calibration,
+            isolation=args.isolation,
+        )
+    except (ValueError, ExerciseError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for student, notebooks in results.items():
+        total, possible = totals(notebooks)
+        look = [g.notebook for g in notebooks if g.needs_look]
+        print(
+            f"{student}: {total:g} / {possible:g}"
+            + (f"  NEEDS A LOOK: a lesson cell failed in {', '.join(look)}" if look else "")
+        )
+    print(f"grades: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Grade a folder of submissions against the instructor's solution notebooks, without trusting student code.
+
+:func:`autograde` is the whole batch: it reads the solution notebooks and every submission (:mod:`.submissions`),
+says which isolation this machine gives the kernels (:mod:`.isolation`), calibrates on the instructor's own
+solutions and then grades each submission in a fresh sandboxed kernel of its own (:mod:`.scoring`, :mod:`.runner`,
+:mod:`.sandbox`, with the policy and environment of :mod:`.environment`), and writes the grade table and the
+feedback (:mod:`.reporting`) only at the end.
+
+What runs is always the instructor's notebook: every cell comes from the solution notebook except the bodies of
+the exercise cells, which come from the student's notebook (found by ``grade_id``, else by the exercise's first
+line, so deleted, reordered or edited cells change nothing else). The visible checks and the hidden tests are the
+instructor's, re-inserted from the source. Each submission runs with a time limit per exercise cell and per
+notebook, a memory limit, and on Linux a filesystem sandbox (bubblewrap where it works, else Landlock) that hides
+the instructor's notebooks, the other submissions and the grade table. Before anyone is graded, the instructor's
+own solutions are graded the same way (:func:`.scoring.calibrate`): a grader that would fail a correct answer
+refuses to grade at all. A lesson cell that fails in a student's run marks that grade as needing the instructor's
+look (the table's ``needs_look`` column, a line atop the feedback).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import nbformat
+from tqdm.auto import tqdm
+
+from course_utils.atomic import atomic_write_text
+
+from .environment import kernel_environment, sandbox_policy
+from .exercises import find_exercises
+from .isolation import detect_isolation
+from .release import notebooks_in
+from .reporting import feedback_text, grade_table
+from .runner import Limits
+from .scoring import CalibrationError, NotebookGrade, calibrate, grade_notebook, zero_grade
+from .submissions import find_submissions
+
+
+def _subreaper() -> None:
+    """Linux: orphans of grading kernels (double-forked daemons) become this process's children, so they are killed."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def autograde(
+    submissions: Path | str,
+    source: Path | str,
+    out: Path | str,
+    limits: Limits | None = None,
+    feedback: Path | str | None = None,
+    progress: bool | None = None,
+    calibration: bool = True,
+    isolation: str | None = None,
+) -> dict[str, list[NotebookGrade]]:
+    """Grade every student folder in ``submissions`` against the solution notebooks in ``source``; write the grade
+    table ``out`` (CSV) and one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``).
+
+    Only the notebooks that at least one student handed in are graded. First (unless ``calibration`` is False) each
+    of their solution notebooks is graded under the same sandbox and limits (:func:`.scoring.calibrate`); if one
+    does not earn every point nothing is graded. Its time sets the per-notebook time limit when none was given
+    (3 x + 60 s). The isolation the kernels get is printed first (:func:`.isolation.detect_isolation`; ``isolation``
+    is ``auto``, ``bubblewrap`` or ``landlock``, by default ``$COURSE_GRADING_ISOLATION`` or ``auto``), with a
+    warning on stderr where there is no filesystem sandbox; one asked for that this machine lacks raises ValueError
+    before anything runs.
+    Everything is read before the first submission runs and written after the last one, each file whole; a
+    submission that crashes its kernel, hangs or breaks the grader for any reason costs only its own marks.
+    """
+    submissions, source, out = Path(submissions), Path(source), Path(out)
+    feedback = Path(feedback) if feedback is not None else out.parent / "feedback"
+    sources = {p.stem: nbformat.read(p, as_version=4) for p in notebooks_in(source)}
+    exercises = {name: find_exercises(nb, name) for name, nb in sources.items()}
+    handed_in = find_submissions(submissions, list(sources))
+    graded = [n for n in sources if exercises[n] and any(s[n] is not None for s in handed_in.values())]
+    if not graded:
+        raise ValueError(
+            f"no submission in {submissions} holds one of the notebooks with exercises in {source}: "
+            f"{', '.join(n for n in sources if exercises[n])}"
+        )
+    limits = limits or Limits()
+    sandbox = detect_isolation(isolation)
+    made_feedback = not feedback.exists()
+    feedback.mkdir(parents=True, exist_ok=True)
+    policy = sandbox.apply(sandbox_policy(source if source.is_dir() else source.parent, submissions, out, feedback))
+    env = kernel_environment()
+    _subreaper()
+    print(sandbox.describe())
+    if sandbox.warning:
+        print(sandbox.warning, file=sys.stderr)
+    per_notebook = {name: limits.for_notebook(name) for name in graded}
+    if calibration:
+        try:
+            seconds = calibrate(graded, sources, exercises, limits, policy, env)
+        except CalibrationError:
+            if made_feedback and not any(feedback.iterdir()):
+                feedback.rmdir()  # nothing graded, nothing left behind
+            raise
+        for name, took in seconds.items():
+            if limits.notebook_seconds is None:
+                per_notebook[name] = replace(per_notebook[name], notebook_seconds=3 * took + 60)
+            print(
+                f"calibration: {name}: the solution earns every point in {took:.0f} s; "
+                f"time limit per submission {per_notebook[name].notebook_seconds:.0f} s"
+            )
+    results: dict[str, list[NotebookGrade]] = {student: [] for student in handed_in}
+    jobs = [(student, name) for student in handed_in for name in graded]
+    for student, name in tqdm(
+        jobs, desc="grading", unit="notebook", disable=None if progress is None else not progress
+    ):
+        try:
+            grade = grade_notebook(
+                name, sources[name], exercises[name], handed_in[student][name], per_notebook[name], policy, env
+            )
+        except Exception as err:  # noqa: BLE001 - the batch goes on; this student's notebook gets zero and the reason
+            grade = zero_grade(name, exercises[name], f"grader error: {type(err).__name__}: {err}")
+        results[student].append(grade)
+    columns = [e.column for name in graded for e in exercises[name]]
+    for student, notebooks in results.items():
+        atomic_write_text(feedback / f"{student}.md", feedback_text(student, notebooks))
+    atomic_write_text(out, grade_table(results, columns))
+    return results

@@ -1,0 +1,81 @@
+"""Reading what students handed in: their folders, their notebooks, and their answer to each exercise.
+
+Everything is read into memory before the first submission runs, so that nothing a submission does while it runs can
+change what another student handed in; an unreadable notebook is a verdict for that student, not an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .exercises import Exercise, nbgrader_meta
+
+
+def find_submissions(folder: Path, notebooks: list[str]) -> dict[str, dict[str, bytes | None]]:
+    """``{student: {notebook: bytes or None}}`` for the student folders in ``folder``, read into memory now, so that
+    nothing a submission does while it runs can change what another student handed in.
+
+    A student's copy of ``01_masking.ipynb`` is the file of that name anywhere in their folder, else the one
+    notebook whose name contains ``01_masking`` (``Copy of 01_masking.ipynb``, ``01_masking (1).ipynb``).
+    """
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder; expected one folder per student, each holding their notebooks")
+    found: dict[str, dict[str, bytes | None]] = {}
+    for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        files = sorted(p for p in student.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        mine: dict[str, bytes | None] = {}
+        for name in notebooks:
+            exact = [p for p in files if p.stem == name]
+            loose = [p for p in files if name in p.stem]
+            chosen = exact[0] if exact else loose[0] if len(loose) == 1 else None
+            mine[name] = chosen.read_bytes() if chosen else None
+        found[student.name] = mine
+    if not found:
+        raise ValueError(f"no student folders in {folder}; expected {folder}/<student>/<notebook>.ipynb")
+    return found
+
+
+def read_submission(data: bytes) -> Any:
+    """A notebook from bytes; ``ValueError`` says why it is unreadable."""
+    try:
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    except Exception as err:  # noqa: BLE001 - any parse failure is the same verdict for the student
+        raise ValueError(f"not a readable notebook ({type(err).__name__}: {str(err)[:200]})") from None
+    if not isinstance(nb.get("cells"), list):
+        raise ValueError("not a readable notebook (it has no list of cells)")
+    return nb
+
+
+def student_answers(submission: Any, exercises: list[Exercise]) -> dict[str, str | None]:
+    """The student's code for each exercise: the cell with the exercise's grade_id, else the one code cell that
+    starts with the same line as the released exercise cell (metadata lost in another editor); None if neither."""
+    code_cells = [c for c in submission.get("cells", []) if c.get("cell_type") == "code"]
+    by_id: dict[str, str] = {}
+    for cell in code_cells:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if grade_id and grade_id not in by_id:
+            by_id[grade_id] = _text(cell.get("source", ""))
+    answers: dict[str, str | None] = {}
+    for exercise in exercises:
+        if exercise.name in by_id:
+            answers[exercise.name] = by_id[exercise.name]
+            continue
+        first = _first_line(exercise.prompt)
+        matches = [
+            _text(c.get("source", ""))
+            for c in code_cells
+            if not nbgrader_meta(c).get("grade_id") and first and _first_line(_text(c.get("source", ""))) == first
+        ]
+        answers[exercise.name] = matches[0] if len(matches) == 1 else None
+    return answers
+
+
+def _text(source: Any) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _first_line(source: str) -> str:
+    return next((line.strip() for line in source.splitlines() if line.strip()), "")

@@ -1,0 +1,70 @@
+"""The rehearsal of the full profile: every notebook in ``full``'s code path, offline, on a CPU, in minutes.
+
+    make rehearse                                   # = python -m course_tools.rehearsal --out build/rehearsal
+    python -m course_tools.rehearsal notebooks/04_seq2seq_t5_bart.ipynb
+
+It builds the stand-ins of the full profile's hub checkpoints (``course_tools.standin_checkpoints``) into a Hugging Face
+cache folder, points ``HF_HUB_CACHE`` there with the hub switched off, takes datasets from the offline mirror under
+their hub names, and runs the notebooks in the ``rehearsal`` profile (``full`` with steps and examples capped, nothing
+else changed; ``course_utils.profiles``). Random stand-ins cannot reach a paper's accuracy: in a rehearsal, a lesson's
+claims check only what they must still satisfy (``course_utils.claims``). Introduced for maintainers and CI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from course_utils.profiles import PROFILES, Profile
+from course_utils.resources import mirror_dir
+
+from . import run_course
+from .standin_checkpoints import STANDINS, build_all
+
+REHEARSAL = "rehearsal"
+
+
+def hub_checkpoints(profile: Profile) -> list[str]:
+    """The checkpoints a profile names that have stand-ins, in the order they first appear."""
+    return [name for name in profile.checkpoints() if name in STANDINS]
+
+
+def require_mirror() -> Path:
+    """The offline mirror, which the rehearsal takes its datasets from; a clear error where there is none."""
+    root = mirror_dir()
+    if root is None:
+        raise SystemExit(
+            "The rehearsal needs the offline mirror of the hub's datasets (the full profile's data under their hub "
+            "names): none found. Put it at ../shared/data beside the checkout or point $COURSE_DATA_DIR at it. "
+            "Students do not need a rehearsal: online, run the full profile itself (COURSE_PROFILE=full)."
+        )
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", help="notebooks to rehearse (default: notebooks/NN_*.ipynb)")
+    parser.add_argument("--out", default="build/rehearsal", help="executed copies, report and stand-ins go here")
+    parser.add_argument(
+        "--cache",
+        default=None,
+        help="Hugging Face cache folder for the stand-ins "
+        "(default: OUT/hf-cache; built there when missing, reused when present)",
+    )
+    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per notebook (default: 600)")
+    args = parser.parse_args(argv)
+
+    root = require_mirror()
+    out = Path(args.out).resolve()
+    cache = Path(args.cache).resolve() if args.cache else out / "hf-cache"
+    build_all(cache, hub_checkpoints(PROFILES[REHEARSAL]))
+    os.environ.update({"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "COURSE_DATA_DIR": str(root)})
+    notebooks = run_course.find_notebooks(args.notebooks)
+    report = run_course.run_course(notebooks, out, REHEARSAL, args.timeout)
+    print(run_course.summary_table(report))
+    return 0 if all(nb["status"] == "ok" for nb in report["notebooks"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""The main job: execute every notebook headless and write ``build/course-report.json``.
+
+    python -m course_tools.run_course                   # all notebooks, quick profile, into build/
+    python -m course_tools.run_course notebooks/01_masking.ipynb --profile full
+    python -m course_tools.run_course --inplace         # maintainers: refresh the committed outputs
+
+Each notebook runs in its own process (and kernel), so its time and peak memory are its own. A failing notebook is
+reported and the run goes on; the exit status is 1 if any notebook failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from course_utils.atomic import atomic_write_text
+from course_utils.claims import FAILED, HELD, NOT_EXPECTED, tally
+from course_utils.paths import repo_root
+from course_utils.profiles import PROFILES, SET_ENV, get_profile, with_settings
+from course_utils.report import RESULTS_ENV
+
+from .jupyter_kernel import this_environment_kernel_manager
+
+REPORT_NAME = "course-report.json"
+
+
+# --------------------------------------------------------------------------------------------- one notebook (child)
+def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
+    """Run one notebook in a fresh kernel of this Python environment; write the executed copy, even on failure."""
+    # the runner extra is imported where it is used: Colab installs only the lessons' dependencies, and the package
+    # imports this module (session -> rehearsal) on every machine
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(source, as_version=4)
+    km = this_environment_kernel_manager()
+    peak = {"mb": 0.0}
+    cells: list[list] = []  # [cell index, seconds, first source line] per code cell: where a lesson's time goes
+    started = {"at": 0.0}
+
+    def note_start(**_: Any) -> None:
+        started["at"] = time.perf_counter()
+
+    def after_cell(cell: Any = None, cell_index: int = -1, **_: Any) -> None:  # peak memory and the cell's time
+        process = getattr(km.provisioner, "process", None)
+        if process is not None:
+            peak["mb"] = max(peak["mb"], _peak_rss_mb(process.pid))
+        if cell is not None:
+            first = next((line for line in cell.source.splitlines() if line.strip()), "")
+            cells.append([cell_index, round(time.perf_counter() - started["at"], 2), first[:80]])
+
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=cell_timeout,
+        resources={"metadata": {"path": str(source.parent)}},
+        record_timing=False,  # no per-cell timestamps: refreshed notebooks diff only where outputs change
+        on_cell_execute=note_start,
+        on_cell_executed=after_cell,
+    )
+    status, error = "ok", None
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        status, error = "failed", _last_line(str(err))
+    except Exception as err:  # noqa: BLE001 - a kernel that dies or times out is a failed notebook, not a crash
+        status, error = "failed", f"{type(err).__name__}: {err}"[:500]
+    atomic_write_text(output, nbformat.writes(nb))
+    return {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1), "cells": cells}
+
+
+def _peak_rss_mb(pid: int) -> float:
+    """Peak resident memory of a process so far: Linux's high-water mark (VmHWM), else its current RSS."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import psutil  # the runner extra (see _execute_one)
+
+        return psutil.Process(pid).memory_info().rss / 2**20
+    except Exception:  # noqa: BLE001 - the process may be gone
+        return 0.0
+
+
+def _last_line(text: str) -> str:
+    """The error line of a traceback, without terminal colours."""
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()
+    return lines[-1][:500] if lines else "cell error"
+
+
+# ----------------------------------------------------------------------------------------------- the run (parent)
+def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dict[str, Any]:
+    """Execute ``source`` in a child process; return its report entry."""
+    output = out_dir / "notebooks" / source.name
+    results_file = out_dir / "results" / f"{source.stem}.json"
+    results_file.unlink(missing_ok=True)
+    child_report = out_dir / "results" / f"{source.stem}.run.json"
+    child_report.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "COURSE_PROFILE": profile,
+        "COURSE_QUIET": "1",
+        RESULTS_ENV: str(results_file.resolve()),
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "PYTHONWARNINGS": "ignore",
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "course_tools.run_course",
+        "--execute-one",
+        str(source),
+        "--output",
+        str(output),
+        "--child-report",
+        str(child_report),
+        "--timeout",
+        str(timeout),
+    ]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        log, _ = proc.communicate(timeout=timeout)
+        entry = (
+            json.loads(child_report.read_text())
+            if child_report.is_file()
+            else {
+                "status": "failed",
+                "error": f"runner crashed: {log.strip().splitlines()[-1] if log.strip() else proc.returncode}",
+                "peak_rss_mb": None,
+            }
+        )
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        entry = {"status": "failed", "error": f"timed out after {timeout} s", "peak_rss_mb": None}
+    seconds = time.perf_counter() - start
+    child_report.unlink(missing_ok=True)
+    recorded = json.loads(results_file.read_text()) if results_file.is_file() else {}
+    budget = PROFILES[profile]
+    seconds_budget = budget.seconds_budget_for(source.stem)
+    within = None
+    if seconds_budget is not None and entry["status"] == "ok":
+        within = seconds <= seconds_budget and (entry["peak_rss_mb"] or 0) <= budget.peak_rss_mb_budget
+    return {
+        "name": source.stem,
+        "status": entry["status"],
+        "seconds": round(seconds, 1),
+        "peak_rss_mb": entry["peak_rss_mb"],
+        "within_budget": within,
+        "error": entry["error"],
+        "results": recorded.get("results", {}),
+        "sources": recorded.get("sources", []),
+        "claims": recorded.get("claims", []),
+        "cells": entry.get("cells", []),
+        "executed": str(output),
+    }
+
+
+def summary_table(report: dict[str, Any]) -> str:
+    """A plain-text table of the report, for the end of the run."""
+    rows = [("notebook", "status", "seconds", "peak MB", "budget", "claims", "results")]
+    for nb in report["notebooks"]:
+        counts = tally(nb.get("claims", []))
+        claims_text = f"{counts[HELD]} held, {counts[FAILED]} failed, {counts[NOT_EXPECTED]} not expected"
+        shown = (
+            nb["error"]
+            if nb["status"] != "ok"
+            else ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in nb["results"].items())
+        )
+        budget = {True: "ok", False: "OVER", None: "-"}[nb["within_budget"]]
+        rows.append(
+            (
+                nb["name"],
+                nb["status"],
+                f"{nb['seconds']:.1f}",
+                f"{nb['peak_rss_mb'] or 0:.0f}",
+                budget,
+                claims_text,
+                (shown[:90] + "…") if len(shown) > 90 else shown,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:6], widths)) + "  " + r[6] for r in rows]
+    ok = sum(nb["status"] == "ok" for nb in report["notebooks"])
+    every = tally([c for nb in report["notebooks"] for c in nb.get("claims", [])])
+    lines.append(
+        f"{ok}/{len(report['notebooks'])} notebooks ok in {report['total_seconds']:.1f} s "
+        f"(profile {report['profile']}); claims: {every[HELD]} held, {every[FAILED]} failed, "
+        f"{every[NOT_EXPECTED]} not expected here; report: {report['report']}"
+    )
+    return "\n".join(lines)
+
+
+def run_course(
+    notebooks: list[Path], out_dir: Path, profile: str, timeout: int, inplace: bool = False
+) -> dict[str, Any]:
+    """Execute ``notebooks`` in order and write ``out_dir/course-report.json``; returns the report."""
+    start = time.perf_counter()
+    entries = []
+    for source in tqdm(notebooks, desc="notebooks", unit="nb", disable=None):
+        entry = run_notebook(source, out_dir, profile, timeout)
+        if inplace and entry["status"] == "ok":
+            atomic_write_text(source, Path(entry["executed"]).read_text())
+        entries.append(entry)
+    report_path = out_dir / REPORT_NAME
+    report = {
+        "profile": profile,
+        "notebooks": entries,
+        "total_seconds": round(time.perf_counter() - start, 1),
+        "report": str(report_path),
+    }
+    atomic_write_text(report_path, json.dumps(report, indent=2))
+    return report
+
+
+def find_notebooks(paths: list[str]) -> list[Path]:
+    if paths:
+        found = [Path(p) for p in paths]
+    else:
+        root = repo_root()
+        if root is None:
+            raise SystemExit("Not inside the course checkout: name the notebooks to run.")
+        found = sorted((root / "notebooks").glob("[0-9]*.ipynb"))
+    missing = [str(p) for p in found if not p.is_file() or p.suffix != ".ipynb"]
+    if missing:
+        raise SystemExit(f"Not a notebook file: {', '.join(missing)}")
+    if not found:
+        raise SystemExit("No notebooks found (looked for notebooks/NN_*.ipynb).")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", help="notebooks to run (default: notebooks/NN_*.ipynb)")
+    parser.add_argument("--profile", default=None, help="quick or full (default: $COURSE_PROFILE, else quick on CPU)")
+    parser.add_argument("--out", default="build", help="folder for executed copies and the report (default: build)")
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds allowed per notebook (default: 1800)")
+    parser.add_argument(
+        "--inplace", action="store_true", help="write outputs back into the source notebooks when they pass"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set a recipe field of the profile for this run, e.g. --set finetuning.sst2.lr=3e-5 (repeatable; "
+        "the notebooks see it as $COURSE_SET and print it under their setup)",
+    )
+    parser.add_argument("--execute-one", help=argparse.SUPPRESS)
+    parser.add_argument("--output", help=argparse.SUPPRESS)
+    parser.add_argument("--child-report", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.execute_one:
+        entry = _execute_one(Path(args.execute_one), Path(args.output), args.timeout)
+        Path(args.child_report).write_text(json.dumps(entry))
+        return 0
+
+    try:
+        profile = get_profile(args.profile).name
+        if args.set:
+            with_settings(get_profile(profile), args.set)  # refused here, with the fields accepted, before any kernel
+            os.environ[SET_ENV] = "; ".join(args.set)
+    except ValueError as err:
+        parser.error(str(err))
+    if os.environ.get("COURSE_DATA_DIR"):  # kernels start in notebooks/: a relative mirror path must not change meaning
+        os.environ["COURSE_DATA_DIR"] = str(Path(os.environ["COURSE_DATA_DIR"]).expanduser().resolve())
+    report = run_course(find_notebooks(args.notebooks), Path(args.out), profile, args.timeout, args.inplace)
+    print(summary_table(report))
+    return 0 if all(nb["status"] == "ok" for nb in report["notebooks"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
