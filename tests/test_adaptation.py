@@ -110,6 +110,7 @@ def test_equal_size_cuts_the_larger_corpus():
     assert (x, y) == equal_size(large, small, seed=1)
 
 
+@pytest.mark.slow
 def test_the_regime_search_pairs_seeds_and_writes_its_table(tmp_path):
     """Lesson 05's table comes from ``python -m course_tools.regime_search``: one cheap row (section 2's DAPT, top
     layer + head) with one seed runs end to end on the course checkpoint, and the gain is DAPT minus general for the

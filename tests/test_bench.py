@@ -104,3 +104,35 @@ def test_the_slowest_cells_of_the_slowest_lessons_are_listed():
         "  cell   5    60.0 s ( 60%)  fine_tune(model)",
         "  cell   7    20.0 s ( 20%)  predict(model)",
     ]
+
+
+@pytest.mark.slow
+def test_two_processes_train_the_same_model_as_one(capsys):
+    """`bench distributed` at a small size: pretrain_mlm and fine_tune under `accelerate launch` with 2 CPU processes
+    (gloo) end within 1e-5 of the one-process run with the same global batch and seed."""
+    from course_tools.bench_distributed import GOAL, compare
+
+    assert compare(processes=2, steps=4, batch_size=8) <= GOAL
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1].startswith("max parameter difference")
+
+
+def test_each_gpu_gets_its_own_peak_however_its_name_contains_another():
+    """MFU needs the device's peak; names nest ("H100" in "H100 PCIe", "L4" in "L40S"), so the table is matched in
+    an order where every GPU finds its own row. A device not in the table has no peak (MFU is then not claimed)."""
+    from course_tools.bench_gpu import PEAK_TFLOPS, peak_tflops
+
+    for name, peak in PEAK_TFLOPS:
+        assert peak_tflops(f"NVIDIA {name}") == peak, name
+    assert peak_tflops("cpu (Xeon)") is None
+
+
+@pytest.mark.slow
+def test_the_gpu_bench_runs_its_code_on_a_cpu(capsys):
+    """`bench gpu --device cpu --tiny`: the same measurements with a small model, so the GPU-only command is not
+    first run on a GPU."""
+    from course_tools.bench_gpu import run
+
+    results = run("cpu", tiny=True)
+    assert results["tokens_per_second"] > 0 and results["sst2_epoch_seconds"] > 0 and results["mfu"] is None
+    assert "one SST-2 epoch with fine_tune (64 sentences" in capsys.readouterr().out

@@ -5,8 +5,7 @@ import math
 
 import pytest
 
-from course_utils import claims as claims_module
-from course_utils import report
+from course_utils import profiles, report
 from course_utils.claims import ClaimFailed, claim, tally
 from course_utils.profiles import use_profile
 
@@ -14,7 +13,7 @@ from course_utils.profiles import use_profile
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch, tmp_path):
     monkeypatch.setattr(report, "_claims", [])
-    monkeypatch.setattr(claims_module, "_active", {})
+    monkeypatch.setattr(profiles, "_active", {})
     monkeypatch.setenv(report.RESULTS_ENV, str(tmp_path / "report.json"))
     use_profile("quick")
 

@@ -121,6 +121,7 @@ def test_a_model_that_knows_only_word_frequencies_scores_the_unigram_loss(pair):
     )  # other masks, other value
 
 
+@pytest.mark.slow
 def test_book_blocks_learns_its_vocabulary_from_the_training_books_only():
     """The books are split by whole book; the vocabulary comes from the training books, and both splits are packed
     into full [CLS] ... [SEP] blocks of the recipe's length, with no padding."""

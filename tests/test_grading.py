@@ -292,6 +292,7 @@ def _imported(command: list[str]) -> set[str]:
     return {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in lines[1:]}  # lines[0] is the header
 
 
+@pytest.mark.slow
 def test_the_sandbox_launcher_imports_only_the_standard_library(tmp_path):
     """Each grading kernel starts through the launcher the kernel manager builds: the sandbox file run by its path,
     which imports nothing outside the standard library (not course_utils, not torch) before it execs the kernel.
@@ -567,6 +568,7 @@ def test_a_memory_cgroup_refuses_a_limit_that_is_not_a_size(tmp_path):
 REAL_CGROUPS, CGROUPS_FOUND = find_hierarchy()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(REAL_CGROUPS is None, reason=f"no memory cgroup can be made here: {CGROUPS_FOUND}")
 def test_a_real_memory_cgroup_kills_what_outgrows_it():
     """The prefix moves a command into the group; the Linux kernel kills it once it touches more than the limit
@@ -778,11 +780,13 @@ def _check_grade(batch, student) -> None:
         assert word in batch["feedback"][student], batch["feedback"][student]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("student", list(EXPECTED))
 def test_each_submission_gets_what_it_earned(batch, student):
     _check_grade(batch, student)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("student", BUBBLEWRAP_STUDENTS)
 def test_each_submission_gets_what_it_earned_under_bubblewrap(bubblewrap_batch, student):
     _check_grade(bubblewrap_batch, student)
@@ -830,6 +834,7 @@ def fragile_lesson(tmp_path):
     return tmp_path, autograde
 
 
+@pytest.mark.slow
 def test_calibration_passes_and_sets_the_time_limit(fragile_lesson):
     root, autograde = fragile_lesson
     run = autograde()
@@ -842,6 +847,7 @@ def test_calibration_passes_and_sets_the_time_limit(fragile_lesson):
     assert "ada: 4 / 4" in run.stdout and "NEEDS A LOOK" not in run.stdout
 
 
+@pytest.mark.slow
 def test_a_broken_environment_is_refused_before_anyone_is_graded(fragile_lesson):
     root, autograde = fragile_lesson
     run = autograde(env={"COURSE_TINY_DATA": "missing"})
@@ -857,6 +863,7 @@ def test_a_broken_environment_is_refused_before_anyone_is_graded(fragile_lesson)
     assert not (root / "out" / "grades.csv").exists() and not (root / "out" / "feedback").exists()
 
 
+@pytest.mark.slow
 def test_a_failing_lesson_cell_marks_the_grade_for_a_look(fragile_lesson):
     root, autograde = fragile_lesson
     run = autograde("--skip-calibration", env={"COURSE_TINY_DATA": "missing"})
@@ -869,6 +876,7 @@ def test_a_failing_lesson_cell_marks_the_grade_for_a_look(fragile_lesson):
     assert feedback.index("**A cell of the lesson itself failed**") < feedback.index("## 01_tiny")
 
 
+@pytest.mark.slow
 def test_the_command_says_which_isolation_it_used(batch):
     line = next((x for x in batch["stdout"].splitlines() if x.startswith("isolation: ")), None)
     assert line is not None, batch["stdout"]
@@ -884,17 +892,20 @@ def test_the_command_says_which_isolation_it_used(batch):
         assert "Not used: bubblewrap (" in line and "isolation landlock was asked for" in line, line
 
 
+@pytest.mark.slow
 def test_the_command_says_it_used_bubblewrap(bubblewrap_batch):
     line = next((x for x in bubblewrap_batch["stdout"].splitlines() if x.startswith("isolation: ")), "")
     assert line.startswith(f"isolation: bubblewrap ({BUBBLEWRAP.program}: "), bubblewrap_batch["stdout"]
     assert ("Landlock filesystem sandbox (ABI " in line and ", inside bubblewrap)" in line) == HAS_LANDLOCK, line
 
 
+@pytest.mark.slow
 def test_hidden_tests_never_reach_the_feedback(batch):
     for text in batch["feedback"].values():
         assert "double(-3)" not in text and "area(2)" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["batch", "bubblewrap_batch"])
 def test_a_submission_cannot_write_outside_its_scratch_folder(request, which):
     graded = request.getfixturevalue(which)
@@ -904,6 +915,7 @@ def test_a_submission_cannot_write_outside_its_scratch_folder(request, which):
     assert "hacked" not in graded["out"].read_text()
 
 
+@pytest.mark.slow
 def test_cli_reports_bad_input(tmp_path):
     run = subprocess.run(
         [
@@ -925,6 +937,7 @@ def test_cli_reports_bad_input(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------- a real course notebook
+@pytest.mark.slow
 def test_round_trip_on_a_course_notebook(tmp_path):
     """Release lesson 01; the reference answers earn every point, the untouched release none, and the untouched
     release still runs every lesson cell without an error (nothing in the lesson depends on a student's answer).
@@ -971,6 +984,7 @@ def test_round_trip_on_a_course_notebook(tmp_path):
         assert "the lesson's cell" not in text, text
 
 
+@pytest.mark.slow
 def test_nbgrader_accepts_the_course_notebooks(tmp_path):
     """``nbgrader generate_assignment`` reads every course notebook, and its student versions match ours cell by cell
     (nbgrader adds a ``# YOUR CODE HERE`` line above the stub)."""

@@ -182,6 +182,7 @@ def test_a_hub_dataset_with_no_hub_and_no_mirror_says_what_to_do(monkeypatch, tm
         assert expected in text
 
 
+@pytest.mark.slow
 def test_the_installed_package_carries_the_data(tmp_path):
     """What a notebook's first cell gets on Colab: a wheel of the course, installed outside any checkout."""
     source, wheels = tmp_path / "source", tmp_path / "wheels"  # built from a copy: no stale build/ of the checkout

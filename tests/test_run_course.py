@@ -10,6 +10,7 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 
+@pytest.mark.slow
 def test_report_has_status_time_memory_and_results(tmp_path):
     proc = subprocess.run(
         [

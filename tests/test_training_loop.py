@@ -3,6 +3,7 @@
 import types
 
 import pytest
+import torch
 
 from course_utils.training_loop import EpochBatches, check_divides, my_slice
 
@@ -35,23 +36,38 @@ def test_epoch_batches_follow_the_order_of_each_epoch_and_drop_a_short_tail_when
     assert list(EpochBatches(5, 2, lambda epoch: orders[0])) == [[3, 1], [4, 0], [2]]
 
 
-def test_two_processes_train_the_same_model_as_one(capsys):
-    """`bench distributed` at a small size: pretrain_mlm and fine_tune under `accelerate launch` with 2 CPU processes
-    (gloo) end within 1e-5 of the one-process run with the same global batch and seed."""
-    from course_tools.bench_distributed import GOAL, compare
+def test_train_steps_prepares_once_steps_lazily_and_gives_the_model_back():
+    """The one loop: nothing runs until iterated; each Step carries the lr it used (warmup then decay) and a loss on
+    the device; the model is in training mode at every step even if the caller evaluated between steps; at the end
+    the caller's module is unwrapped and trained (its weights moved)."""
+    from transformers import get_linear_schedule_with_warmup
 
-    assert compare(processes=2, steps=4, batch_size=8) <= GOAL
-    out = capsys.readouterr().out
-    assert out.strip().splitlines()[-1].startswith("max parameter difference")
+    from course_utils.training import adamw
+    from course_utils.training_loop import EpochBatches, accelerator_for, floats, loader, train_steps
 
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    before = model.weight.detach().clone()
+    rows = [{"x": torch.randn(4), "y": torch.randn(1)} for _ in range(8)]
+    batches = loader(
+        rows, EpochBatches(8, 4, lambda epoch: range(8)), lambda b: {k: torch.stack([r[k] for r in b]) for k in b[0]}
+    )
+    optimizer = adamw(model.parameters(), lr=0.1)
+    schedule = get_linear_schedule_with_warmup(optimizer, 2, 6)
+    modes = []
 
-def test_the_gpu_bench_runs_its_code_on_a_cpu_and_knows_the_peaks(capsys):
-    """`bench gpu --device cpu --tiny`: the same measurements with a small model, so the GPU-only command is not
-    first run on a GPU. MFU needs the device's peak, known for the usual GPUs only."""
-    from course_tools.bench_gpu import peak_tflops, run
+    def loss(prepared, batch):
+        modes.append(prepared.training)
+        return torch.nn.functional.mse_loss(prepared(batch["x"]), batch["y"])
 
-    assert peak_tflops("NVIDIA H100 80GB HBM3") == 989.0 and peak_tflops("NVIDIA H100 PCIe") == 756.0
-    assert peak_tflops("Tesla T4") == 65.0 and peak_tflops("cpu (Xeon)") is None
-    results = run("cpu", tiny=True)
-    assert results["tokens_per_second"] > 0 and results["sst2_epoch_seconds"] > 0 and results["mfu"] is None
-    assert "one SST-2 epoch with fine_tune (64 sentences" in capsys.readouterr().out
+    run = train_steps(model, optimizer, schedule, batches, 6, accelerator=accelerator_for("cpu", False), loss=loss)
+    assert modes == [] and torch.equal(model.weight, before)  # lazy: no step yet
+    steps = []
+    for step in run:
+        steps.append(step)
+        model.eval()  # a caller evaluating between steps
+    assert [s.number for s in steps] == [1, 2, 3, 4, 5, 6] and all(modes)
+    lrs = [s.lr for s in steps]
+    assert lrs[0] == 0.0 and lrs[2] == max(lrs) and lrs[-1] < lrs[2]  # warmup over 2 steps, then linear decay
+    assert all(s.loss.dim() == 0 for s in steps) and len(floats([s.loss for s in steps])) == 6
+    assert type(model) is torch.nn.Linear and not torch.equal(model.weight, before)
