@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat  # the runner extra, which every checkout set up with `make` has
+import nbformat  # a dependency of course_tools
 
 from course_utils import registry
 from course_utils.paths import repo_root

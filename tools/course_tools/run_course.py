@@ -37,8 +37,7 @@ REPORT_NAME = "course-report.json"
 # --------------------------------------------------------------------------------------------- one notebook (child)
 def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
     """Run one notebook in a fresh kernel of this Python environment; write the executed copy, even on failure."""
-    # the runner extra is imported where it is used: Colab installs only the lessons' dependencies, and the package
-    # imports this module (session -> rehearsal) on every machine
+    # imported where it is used, so that `--help` and the parent process (which only starts children) answer at once
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -89,7 +88,7 @@ def _peak_rss_mb(pid: int) -> float:
     except OSError:
         pass
     try:
-        import psutil  # the runner extra (see _execute_one)
+        import psutil  # a dependency of course_tools, imported where it is used
 
         return psutil.Process(pid).memory_info().rss / 2**20
     except Exception:  # noqa: BLE001 - the process may be gone

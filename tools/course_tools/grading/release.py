@@ -33,8 +33,8 @@ def nbgrader_preprocessors() -> list[Any]:
         from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
     except ImportError as err:
         raise ExerciseError(
-            f"releasing student notebooks needs nbgrader ({err}); install the runner extra "
-            "(`pip install -e '.[runner]'`, as `make env` does) or `pip install 'nbgrader>=0.9'`"
+            f"releasing student notebooks needs nbgrader ({err}); install the course's tools "
+            "(`pip install -e ./tools`, as `make env` does) or `pip install 'nbgrader>=0.9'`"
         ) from None
     return [
         ClearSolutions(code_stub={"python": STUB}),
