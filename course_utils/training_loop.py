@@ -49,10 +49,24 @@ def amp_dtype(device: torch.device | str) -> torch.dtype | None:
     return None
 
 
+def cpu_computes_bf16() -> bool:
+    """Whether this CPU does bf16 arithmetic in hardware (AVX-512 BF16 or AMX, as oneDNN sees it). Without it PyTorch
+    emulates bf16, far slower than fp32: lesson 02's rehearsal on an AVX2-only CPU ran past its 600 s limit."""
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    try:
+        return bool(check()) if check is not None else True
+    except RuntimeError:
+        return True
+
+
 def precision_mode(device: torch.device | str, enabled: bool | None = None) -> str:
     """accelerate's name for how a run on ``device`` computes: 'bf16', 'fp16' or 'no' (fp32). ``enabled`` None
-    follows the running profile (``Profile.mixed_precision``: on in ``full`` and its rehearsal, off in ``quick``)."""
-    enabled = get_profile(active_profile()).mixed_precision if enabled is None else bool(enabled)
+    follows the running profile (``Profile.mixed_precision``: on in ``full`` and its rehearsal, off in ``quick``),
+    except on a CPU without bf16 hardware, where the profile's choice would only slow the run down: there it is fp32.
+    ``enabled=True`` asks for 16-bit whatever the hardware (lesson 07 measures what that costs)."""
+    device = torch.device(device)
+    if enabled is None:
+        enabled = get_profile(active_profile()).mixed_precision and (device.type != "cpu" or cpu_computes_bf16())
     dtype = amp_dtype(device) if enabled else None
     return {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(dtype, "no")
 
