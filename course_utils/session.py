@@ -16,7 +16,7 @@ from .profiles import SET_ENV, Profile, get_profile, use_profile
 from .quiet import is_quiet, quiet_if_asked
 from .registry import SHIPPED_ROOT
 from .report import record
-from .resources import hub_status, mirror_dir, resolve_checkpoint
+from .resources import COURSE_PREFIX, hub_status, mirror_dir, resolve_checkpoint
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ def _announce_rehearsal(profile: Profile) -> None:
     """Print and record that this run is a rehearsal, and which random-weight stand-ins replace the profile's
     checkpoints (the resolver knows a stand-in by the marker beside its config)."""
     found = {}
-    for name in profile.checkpoints():
+    # the course's own checkpoints are never stand-ins; resolving one here could start its build inside setup()
+    for name in (n for n in profile.checkpoints() if not n.startswith(COURSE_PREFIX)):
         try:
             found[name] = resolve_checkpoint(name)
         except FileNotFoundError:
