@@ -18,7 +18,7 @@ TOOLS       ?= ./tools[dev]
 # visible, copied from ../shared/data into this folder, which stands in for the hub (tests/hub_standin.py).
 HUB_STANDIN ?= build/hub-standin
 
-.PHONY: course course-bert test unit lint rehearse lab env refresh-notebooks bench clean
+.PHONY: course models test unit lint rehearse lab env refresh-notebooks bench clean
 
 env: $(STAMP)
 
@@ -35,18 +35,19 @@ $(STAMP): pyproject.toml tools/pyproject.toml
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]" -e "$(TOOLS)"
 	touch $(STAMP)
 
-# The course's own BERT (lessons 03a, 05, 06 and 08 start from it): trained once per machine, about ten minutes on two
-# cores, and cached (~/.cache/bert-transfer-course); nothing happens when the cache is whole.
-course-bert: $(STAMP)
+# The two models the course trained and ships (course_utils/data/models): checked, never trained here. The course
+# BERT (lessons 02, 03a, 05, 07) and the English MLM on MiniLM's body (06, 08); `--rebuild` retrains them (maintainers).
+models: $(STAMP)
 	$(PY) -m course_tools.build_course_bert
+	$(PY) -m course_tools.build_english_mlm --verify
 
 # The main job: every notebook headless in the quick profile -> build/notebooks/*.ipynb + build/course-report.json
-course: course-bert
+course: models
 	$(PY) -m course_tools.run_course --profile quick --out build
 
 # Every tier: the linters, the unit tests (fast and slow) and the notebooks under nbval, offline, in the quick
 # profile, without the mirror (see HUB_STANDIN); then the rehearsal of the full profile (below).
-test: lint course-bert
+test: lint models
 	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest -m "" tests notebooks
 	$(MAKE) --no-print-directory rehearse
 
@@ -63,7 +64,7 @@ lint: $(STAMP)
 
 # The full profile's code path, offline on CPU: random-weight stand-ins of its hub checkpoints (built into
 # build/rehearsal/hf-cache), datasets from the offline mirror (../shared/data), steps and examples capped.
-rehearse: course-bert
+rehearse: models
 	COURSE_QUIET=1 $(PY) -m course_tools.rehearsal --out build/rehearsal
 
 # JupyterLab on the lessons, in the course's environment.
@@ -72,7 +73,7 @@ lab: $(STAMP)
 
 # Maintainers: re-execute the notebooks offline, as `make test` sees them (the hub's stand-in, no other mirror data),
 # and commit them with their outputs.
-refresh-notebooks: course-bert
+refresh-notebooks: models
 	$(PY) tests/hub_standin.py $(HUB_STANDIN)
 	COURSE_DATA_DIR="$(CURDIR)/$(HUB_STANDIN)" HF_HUB_OFFLINE=1 $(PY) -m course_tools.run_course --profile quick --out build --inplace
 

@@ -7,7 +7,7 @@ numbers show, per profile, with ``claim``."""
 from pathlib import Path
 
 from .claims import claim
-from .profiles import COURSE_CHECKPOINT, PROFILES, Profile, get_profile
+from .profiles import COURSE_CHECKPOINT, COURSE_MLM_CHECKPOINT, PROFILES, Profile, get_profile
 from .report import record
 from .resources import load_dataset, load_model, load_tokenizer, register_offline_checkpoint, resolve_checkpoint
 from .session import Session, setup
@@ -23,7 +23,16 @@ def _course_bert() -> tuple[Path, str]:
     return provide()
 
 
+def _english_mlm() -> tuple[Path, str]:
+    """The resolver's offline provider for the course's English MLM (``english_mlm.provide``: MiniLM's body with the
+    shipped head and top layers), imported on first use for the same reason."""
+    from .english_mlm import provide
+
+    return provide()
+
+
 register_offline_checkpoint(COURSE_CHECKPOINT, _course_bert, "course")
+register_offline_checkpoint(COURSE_MLM_CHECKPOINT, _english_mlm, "course")
 
 __all__ = [
     "PROFILES",

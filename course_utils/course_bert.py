@@ -1,17 +1,21 @@
-"""The course's own small BERT with its MLM head: pretrained on the course's books, cached, rebuilt when missing.
+"""The course's own small BERT with its MLM head: pretrained on the course's books, shipped with the package.
 
-    model, tokenizer = course_bert()                      # the cache, or train (its own recipe) and cache
+    model, tokenizer = course_bert()                      # the shipped checkpoint
     load_model(AutoModelForMaskedLM, COURSE_BERT)         # the same checkpoint through the resolver
-    python -m course_tools.build_course_bert              # build it ahead of time (make course / test do)
+    python -m course_tools.build_course_bert --rebuild    # maintainers: train it again (about ten minutes)
 
 Notebook 02 trains a BERT live in about a minute and then loads this one, made the same way with a longer recipe of its
-own (``profiles.COURSE_BERT_RECIPE``, about ten minutes on two CPU cores, once per machine). It is the general-domain
-starting point of the later offline lessons (03a's small-model row, 05's domain-adaptive pretraining, 06's fill-mask
-probes, 08's cloze prompts); 05 and 07 also read the books it was trained on (``load_books``). The cache lives in
-``$COURSE_CACHE_DIR``, else ``$XDG_CACHE_HOME/bert-transfer-course``, else ``~/.cache/bert-transfer-course``. Each
-checkpoint folder is named after a hash of its recipe and holds ``manifest.json`` with the sha256 of every file. A
-folder is written beside its final place and renamed into it, so it is whole or absent; one whose manifest is missing or
-whose files do not match is rebuilt, never loaded.
+own (``profiles.COURSE_BERT_RECIPE``, about ten to forty minutes on two CPU cores). The maintainers trained it once; it
+ships in ``data/models/tiny-bert-books`` (10 MB, fp32, ``manifest.json`` with the recipe, its key and the sha256 of
+every file), so a student's first lesson starts with the lessons, and every machine loads the same weights (builds on
+different CPUs round differently, enough to move a claim). It is the general-domain starting point of the later
+offline lessons (03a's small-model row, 05's domain-adaptive pretraining); 05 and 07 also read the books it was trained
+on (``load_books``).
+
+A damaged shipped checkpoint is an error that says how to restore it. Where the recipe in ``profiles`` no longer
+matches the shipped one's key (a maintainer changed it), the checkpoint is trained and kept in the cache instead:
+``$COURSE_CACHE_DIR``, else ``$XDG_CACHE_HOME/bert-transfer-course``, else ``~/.cache/bert-transfer-course``, one
+folder per recipe hash, written beside its place and renamed into it, so it is whole or absent.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .packing import pack_blocks
 from .paths import describe_path
 from .pretraining import bert_config, pretrain_mlm, sinusoidal_positions_
 from .profiles import COURSE_BERT_RECIPE, COURSE_CHECKPOINT, PretrainRecipe
+from .registry import ShippedDataError
 from .registry import sha256 as _sha256
 from .resources import load_dataset, load_model, load_tokenizer
 from .training import IGNORE_INDEX
@@ -42,6 +47,7 @@ CACHE_ENV = "COURSE_CACHE_DIR"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 BOOKS = ("gutenberg_books", "default")
+SHIPPED = Path(__file__).parent / "data" / "models" / "tiny-bert-books"
 
 
 def course_recipe() -> PretrainRecipe:
@@ -208,11 +214,31 @@ def build(recipe: PretrainRecipe, progress: bool | None = None):
     return model.cpu(), tokenizer, history, summary
 
 
+def shipped_checkpoint(recipe: PretrainRecipe | None = None) -> Path | None:
+    """The checkpoint shipped with the package if it was built with ``recipe`` (default: the course recipe), else
+    None; raises ``ShippedDataError`` when the shipped folder is damaged."""
+    if not SHIPPED.is_dir():
+        return None
+    problem = checkpoint_problem(SHIPPED)
+    if problem:
+        raise ShippedDataError(
+            f"The course BERT shipped with the package ({SHIPPED}) is damaged: {problem}. Restore it from git "
+            "(`git checkout -- course_utils/data/models`) or reinstall the course."
+        )
+    key = json.loads((SHIPPED / MANIFEST).read_text()).get("recipe_key")
+    return SHIPPED if key == recipe_key(recipe or course_recipe()) else None
+
+
 def ensure_checkpoint(
     recipe: PretrainRecipe | None = None, *, rebuild: bool = False, progress: bool | None = None
 ) -> Path:
-    """The folder of a verified checkpoint for ``recipe``: the cache if whole, else trained now and cached."""
+    """The folder of a verified checkpoint for ``recipe``: the shipped one when its recipe key matches, else the
+    cache if whole, else trained now and cached. ``rebuild`` trains it again into the cache."""
     recipe = recipe or course_recipe()
+    if not rebuild:
+        shipped = shipped_checkpoint(recipe)
+        if shipped is not None:
+            return shipped
     folder = checkpoint_dir(recipe)
     problem = "rebuild asked for" if rebuild else checkpoint_problem(folder)
     if problem is None:
@@ -221,9 +247,9 @@ def ensure_checkpoint(
         print(f"[course] the cached checkpoint {folder} is unusable ({problem}); rebuilding it")
     else:
         print(
-            f"[course] no cached checkpoint at {folder}; training it now, once for this machine "
-            f"({recipe.steps:,} steps: about ten minutes on 2 CPU cores, or `make course` / "
-            f"`python -m course_tools.build_course_bert` ahead of time)"
+            f"[course] the shipped course BERT was built with another recipe, and there is no cached checkpoint at "
+            f"{folder}; training it now, once for this machine ({recipe.steps:,} steps: ten minutes or more on 2 CPU "
+            f"cores)"
         )
     model, tokenizer, _, summary = build(recipe, progress)
     return save_checkpoint(model, tokenizer, recipe, folder=folder, summary=summary)
@@ -239,8 +265,9 @@ def summary(recipe: PretrainRecipe | None = None) -> dict[str, Any]:
 def course_bert(*, rebuild: bool = False, progress: bool | None = None):
     """The course's tiny pretrained BERT and its tokenizer -> (BertForMaskedLM in eval mode, BertTokenizer).
 
-    Loaded from the cache when present and whole; otherwise trained with the quick recipe and cached first.
-    Goes through the resolver, so it prints where the checkpoint came from like every other load.
+    The shipped checkpoint (``ensure_checkpoint``); ``rebuild`` trains one into the cache first, for the
+    maintainers' comparison, and still loads the shipped one. Goes through the resolver, so it prints where the
+    checkpoint came from like every other load.
     """
     ensure_checkpoint(rebuild=rebuild, progress=progress)
     return load_model(BertForMaskedLM, COURSE_BERT).eval(), load_tokenizer(COURSE_BERT)
@@ -250,9 +277,10 @@ def describe(folder: Path) -> str:
     """One line on what a checkpoint folder holds, for the resolver's '[model] name <- ...' line."""
     recipe = json.loads((Path(folder) / MANIFEST).read_text())["recipe"]
     s = recipe["size"]
+    where = "shipped with the course" if Path(folder) == SHIPPED else "built on this machine"
     return (
         f"course checkpoint {describe_path(folder)} (BERT {s['layers']} layers, hidden {s['hidden']}, "
-        f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the course's books)"
+        f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the course's books; {where})"
     )
 
 

@@ -64,7 +64,8 @@ DATASETS: tuple[DatasetEntry, ...] = (
         "gutenberg_books", "course", "gutenberg_books", ("default",),
         "public domain in the USA (Project Gutenberg texts; the PG licence header and footer removed)",
         "assembled for the course: 20 books split by book (16 train, 2 validation, 2 test)",
-        ("02", "03a", "05", "06", "07", "08"),   # 02 trains the course's tiny BERT on them; the others load it
+        ("02", "03a", "05", "06", "07", "08"),   # 02 trains the course's tiny BERT on them; the others load it or
+                                                 # (06, 08) the English MLM, trained on them too
     ),
     DatasetEntry(
         "biomed_corpus", "course", "biomed_corpus", ("biomed", "cs"),

@@ -137,3 +137,63 @@ def test_book_blocks_learns_its_vocabulary_from_the_training_books_only():
         assert not (blocks == tokenizer.pad_token_id).any()
     first_words = tokenizer.decode(train_blocks[0, 1:9]).split()
     assert " ".join(first_words[:3]) in " ".join(train).lower()
+
+
+# ------------------------------------------------------------------------------------- the shipped checkpoint (38)
+def test_the_shipped_checkpoint_is_whole_and_made_with_the_course_recipe(monkeypatch):
+    """A fresh clone loads the checkpoint that ships with the package and trains nothing."""
+    assert cb.checkpoint_problem(cb.SHIPPED) is None
+    manifest = json.loads((cb.SHIPPED / cb.MANIFEST).read_text())
+    assert manifest["recipe_key"] == cb.recipe_key(cb.course_recipe())
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the shipped checkpoint should have been used")
+
+    monkeypatch.setattr(cb, "build", no_build)
+    assert cb.ensure_checkpoint() == cb.SHIPPED
+    assert "shipped with the course" in cb.describe(cb.SHIPPED)
+    assert resources.resolve_checkpoint(cb.COURSE_BERT).location == str(cb.SHIPPED)
+
+
+@pytest.fixture
+def shipped_copy(tmp_path, monkeypatch):
+    import shutil
+
+    folder = tmp_path / "tiny-bert-books"
+    shutil.copytree(cb.SHIPPED, folder)
+    monkeypatch.setattr(cb, "SHIPPED", folder)
+    return folder
+
+
+def test_a_damaged_shipped_checkpoint_is_an_error_that_says_how_to_restore_it(shipped_copy, monkeypatch):
+    (shipped_copy / "model.safetensors").write_bytes(b"truncated")
+    monkeypatch.setattr(cb, "build", lambda *a, **k: pytest.fail("a damaged shipped checkpoint must not be rebuilt"))
+    with pytest.raises(cb.ShippedDataError, match="does not match its checksum.*git checkout"):
+        cb.ensure_checkpoint()
+
+
+def test_a_recipe_the_shipped_checkpoint_was_not_built_with_is_built_into_the_cache(shipped_copy, cache, monkeypatch):
+    """A maintainer who changes the recipe gets a checkpoint built with it, not the shipped one under a new name."""
+    assert cb.shipped_checkpoint(RECIPE) is None
+    assert cb.shipped_checkpoint() is None  # the `cache` fixture makes RECIPE the course recipe
+    calls = []
+    monkeypatch.setattr(cb, "build", lambda recipe, progress=None: calls.append(recipe) or pytest.skip("built"))
+    with pytest.raises(pytest.skip.Exception):
+        cb.ensure_checkpoint()
+    assert calls == [RECIPE]
+
+
+def test_ship_copies_a_whole_checkpoint_and_refuses_a_broken_one(pair, cache, tmp_path):
+    from course_tools.build_course_bert import ship
+
+    model, tok = pair
+    folder = cb.save_checkpoint(model, tok, RECIPE)
+    into = ship(folder, tmp_path / "shipped" / "tiny")
+    assert cb.checkpoint_problem(into) is None and sorted(p.name for p in into.iterdir()) == sorted(
+        p.name for p in folder.iterdir()
+    )
+    assert [p.name for p in into.parent.iterdir()] == ["tiny"]  # nothing half-written beside it
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(FileNotFoundError, match="nothing was shipped"):
+        ship(folder, tmp_path / "shipped" / "other")
+    assert not (tmp_path / "shipped" / "other").exists()

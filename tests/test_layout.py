@@ -51,6 +51,7 @@ def test_importing_the_package_leaves_the_course_bert_builder_and_training_stack
     assert registered == "True"
     heavy = {
         "course_utils.course_bert",
+        "course_utils.english_mlm",
         "course_utils.pretraining",
         "accelerate",
         "transformers.models.bert.modeling_bert",

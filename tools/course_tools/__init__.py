@@ -4,7 +4,8 @@ The lessons import ``course_utils`` alone; this package is for maintainers, inst
 (``pip install -e ./tools``), never by a notebook's first cell. Each module is a command:
 
     python -m course_tools.run_course          # every notebook headless, the course report   (make course)
-    python -m course_tools.build_course_bert   # the course checkpoint, once per machine        (make course-bert)
+    python -m course_tools.build_course_bert   # check the shipped course BERT; --rebuild   (make models)
+    python -m course_tools.build_english_mlm   # train and ship the English MLM; --verify     (make models)
     python -m course_tools.rehearsal           # the full profile's code path with stand-ins  (make rehearse)
     python -m course_tools.bench all           # speed and memory goals                       (make bench)
     python -m course_tools.grading release|autograde ...   # student versions; grading submissions
