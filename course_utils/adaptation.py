@@ -18,6 +18,7 @@ import torch
 from .heads import PooledClassifier
 from .pretraining import History, pretrain_mlm
 from .resources import load_dataset
+from .training import train_only
 
 # shipped with the course: SciBERT's tasks, chemprot (13 relations) and acl_arc (6 intents)
 TASKS = "scibert_text_classification"
@@ -78,12 +79,16 @@ def continue_pretraining(
     seed: int = 0,
     mixed_precision: bool | None = None,
     progress: bool | None = None,
+    top_layers: int | None = None,
 ):
     """MLM training of a *copy* of ``model`` (a ``BertForMaskedLM``) on ``blocks`` [N, T] -> (adapted model in eval
     mode, ``History`` with the loss on ``eval_blocks`` at the start, every ``eval_every`` steps and at the end).
     The original model is left as it was, so one general model can be adapted several ways. ``mixed_precision``:
-    as in ``pretrain_mlm`` (None follows the running profile)."""
+    as in ``pretrain_mlm`` (None follows the running profile). ``top_layers``: train only the MLM head and the top
+    layers (``training.train_only``; lesson 06 on the course's English MLM), None trains every weight."""
     adapted = copy.deepcopy(model)
+    if top_layers is not None:
+        train_only(adapted, top_layers)
     history: History = pretrain_mlm(
         adapted,
         tokenizer,

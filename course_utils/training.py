@@ -139,20 +139,28 @@ def mlm_parts(model):
     return None
 
 
+def _body(model) -> torch.nn.Module:
+    """The pretrained encoder of a ``PooledClassifier`` (``.encoder``) or of a Hugging Face ``...ForMaskedLM``
+    (``.base_model``, e.g. ``BertForMaskedLM.bert``)."""
+    if isinstance(getattr(getattr(model, "encoder", None), "encoder", None), torch.nn.Module):
+        return model.encoder
+    base = getattr(model, "base_model", None)
+    if base is not None and base is not model and hasattr(getattr(base, "encoder", None), "layer"):
+        return base
+    raise TypeError(
+        f"Cannot find the transformer layers of a {type(model).__name__}: expected a PooledClassifier on a BERT-like "
+        "encoder (.encoder.encoder.layer) or a masked LM such as BertForMaskedLM (.bert.encoder.layer)."
+    )
+
+
 def _encoder_layers(model) -> torch.nn.ModuleList:
-    encoder = getattr(model, "encoder", model)
-    stack = getattr(getattr(encoder, "encoder", None), "layer", None)
-    if stack is None:
-        raise TypeError(
-            f"Cannot find the transformer layers of a {type(model).__name__}: expected "
-            ".encoder.encoder.layer (a PooledClassifier on a BERT-like encoder)."
-        )
-    return stack
+    return _body(model).encoder.layer
 
 
 def train_only(model, top_layers: int | None, layer_norms: bool = False) -> int:
-    """Selective fine-tuning of a ``PooledClassifier``: freeze the encoder except its ``top_layers`` last layers
-    (and, with ``layer_norms``, every LayerNorm); the head always trains. ``top_layers=None`` trains everything,
+    """Selective fine-tuning of a ``PooledClassifier`` or a masked LM (lesson 08's PET): freeze the encoder except its
+    ``top_layers`` last layers (and, with ``layer_norms``, every LayerNorm); the head always trains (an MLM head's
+    decoder is tied to the frozen word embeddings and stays frozen with them). ``top_layers=None`` trains everything,
     embeddings included (full fine-tuning). Returns the number of trainable parameters."""
     if top_layers is None:
         model.requires_grad_(True)
@@ -163,11 +171,13 @@ def train_only(model, top_layers: int | None, layer_norms: bool = False) -> int:
             f"top_layers={top_layers!r}: the encoder has {len(layers)} layers. "
             f"Accepted: None (everything) or an int from 0 (head only) to {len(layers)}."
         )
-    model.encoder.requires_grad_(False)
+    body = _body(model)
+    model.requires_grad_(True)
+    body.requires_grad_(False)
     for layer in list(layers)[len(layers) - top_layers :]:
         layer.requires_grad_(True)
     if layer_norms:
-        for module in model.encoder.modules():
+        for module in body.modules():
             if isinstance(module, torch.nn.LayerNorm):
                 module.requires_grad_(True)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -101,6 +101,21 @@ def test_selective_fine_tuning_counts(tiny_mlm):
         train_only(clf, 3)
 
 
+def test_selective_training_of_a_masked_lm_keeps_the_tied_decoder_frozen(tiny_mlm):
+    """Lesson 08's PET on the quick profile trains the MLM head and the top layers only."""
+    import copy
+
+    mlm = copy.deepcopy(tiny_mlm)
+    head = {n: p for n, p in mlm.cls.named_parameters() if p is not mlm.bert.embeddings.word_embeddings.weight}
+    layer = sum(p.numel() for p in mlm.bert.encoder.layer[-1].parameters())
+    assert train_only(mlm, 1) == sum(p.numel() for p in head.values()) + layer
+    assert not mlm.bert.embeddings.word_embeddings.weight.requires_grad  # = the decoder's weight (tied)
+    assert not any(p.requires_grad for p in mlm.bert.encoder.layer[0].parameters())
+    assert mlm.cls.predictions.transform.dense.weight.requires_grad
+    with pytest.raises(TypeError, match="masked LM such as BertForMaskedLM"):
+        train_only(torch.nn.Linear(2, 2), 1)
+
+
 def test_equal_size_cuts_the_larger_corpus():
     from course_utils.adaptation import equal_size
 

