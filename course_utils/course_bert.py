@@ -33,7 +33,7 @@ from transformers import AutoTokenizer, BertForMaskedLM
 
 from .masking import mask_tokens
 from .packing import pack_blocks
-from .paths import describe_path
+from .paths import cache_root, describe_path
 from .pretraining import bert_config, pretrain_mlm, sinusoidal_positions_
 from .profiles import COURSE_BERT_RECIPE, COURSE_CHECKPOINT, PretrainRecipe
 from .registry import ShippedDataError
@@ -43,7 +43,6 @@ from .training import IGNORE_INDEX
 from .wordpiece import train_wordpiece
 
 COURSE_BERT = COURSE_CHECKPOINT  # the name later lessons ask the resolver for (profile.course_model)
-CACHE_ENV = "COURSE_CACHE_DIR"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 BOOKS = ("gutenberg_books", "default")
@@ -53,16 +52,6 @@ SHIPPED = Path(__file__).parent / "data" / "models" / "tiny-bert-books"
 def course_recipe() -> PretrainRecipe:
     """The recipe of the course checkpoint (``profiles.COURSE_BERT_RECIPE``), whatever profile is active."""
     return COURSE_BERT_RECIPE
-
-
-def cache_root() -> Path:
-    """Where course-built checkpoints are kept."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    base = (
-        Path(os.environ["XDG_CACHE_HOME"]).expanduser() if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    )
-    return base / "bert-transfer-course"
 
 
 def recipe_key(recipe: PretrainRecipe) -> str:

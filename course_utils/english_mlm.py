@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from .paths import describe_path
+from .paths import cache_root, describe_path
 from .profiles import COURSE_MLM_CHECKPOINT, EnglishMLMRecipe
 from .registry import ShippedDataError, sha256
 
@@ -138,14 +138,6 @@ Trained in {s["seconds"]:.0f} s on {s["device"]}.
 Rebuild: `python -m course_tools.build_english_mlm` (recipe `profiles.COURSE_MLM_RECIPE`, key `{facts["recipe_key"]}`);
 `python -m course_tools.bench english-mlm` checks a rebuild against these numbers.
 """
-
-
-def cache_root() -> Path:
-    """Where course-built checkpoints are kept (``course_bert.cache_root``'s rule)."""
-    if os.environ.get("COURSE_CACHE_DIR"):
-        return Path(os.environ["COURSE_CACHE_DIR"]).expanduser()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
-    return base / "bert-transfer-course"
 
 
 def assemble(folder: Path | None = None) -> Path:

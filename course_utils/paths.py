@@ -5,6 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+CACHE_ENV = "COURSE_CACHE_DIR"
+
+
+def cache_root() -> Path:
+    """Where the course keeps what it builds on this machine (checkpoints trained or put together on first use):
+    ``$COURSE_CACHE_DIR``, else ``$XDG_CACHE_HOME/bert-transfer-course``, else ``~/.cache/bert-transfer-course``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = (
+        Path(os.environ["XDG_CACHE_HOME"]).expanduser() if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    )
+    return base / "bert-transfer-course"
+
 
 def repo_root() -> Path | None:
     """The course checkout: the folder holding ``pyproject.toml`` and ``course_utils/``, or None if not in one

@@ -7,6 +7,7 @@ from transformers import BertForMaskedLM
 
 from course_utils import course_bert as cb
 from course_utils import resources
+from course_utils.paths import CACHE_ENV
 from course_utils.pretraining import BertSize, bert_config
 from course_utils.profiles import PretrainRecipe
 from course_utils.wordpiece import train_wordpiece
@@ -33,7 +34,7 @@ def pair(sentences):
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(cb.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     monkeypatch.setattr(cb, "course_recipe", lambda: RECIPE)
     return tmp_path
 

@@ -429,7 +429,8 @@ def bench_checkpoint(limit_s: float = 720.0) -> bool:
     loss within ``build_course_bert.REBUILD_TOLERANCE`` of the shipped checkpoint's."""
     import os
 
-    from course_utils.course_bert import CACHE_ENV, MANIFEST, SHIPPED, ensure_checkpoint, load_checkpoint
+    from course_utils.course_bert import MANIFEST, SHIPPED, ensure_checkpoint, load_checkpoint
+    from course_utils.paths import CACHE_ENV
 
     from .build_course_bert import REBUILD_TOLERANCE
 

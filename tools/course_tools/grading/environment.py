@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import course_utils
-from course_utils.course_bert import cache_root
+from course_utils.paths import cache_root
 from course_utils.resources import mirror_candidates
 
 from .sandbox import Policy
