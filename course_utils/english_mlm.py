@@ -61,11 +61,8 @@ def trained_state(model, recipe: EnglishMLMRecipe) -> dict[str, torch.Tensor]:
 
 
 def put_back(model, state: dict[str, torch.Tensor]):
-    """A copy of ``model`` with ``state``'s tensors in place of its own (as float32) -> BertForMaskedLM."""
-    import copy
-
-    out = copy.deepcopy(model)
-    own = dict(out.named_parameters())
+    """``model`` with ``state``'s tensors copied in place of its own (as float32), in eval mode -> the same model."""
+    own = dict(model.named_parameters())
     unknown = sorted(set(state) - set(own))
     if unknown:
         raise ValueError(f"The shipped weights name parameters the model lacks: {', '.join(unknown[:3])}.")
@@ -74,7 +71,7 @@ def put_back(model, state: dict[str, torch.Tensor]):
             if own[name].shape != tensor.shape:
                 raise ValueError(f"{name}: shipped shape {tuple(tensor.shape)}, model {tuple(own[name].shape)}.")
             own[name].copy_(tensor.float())
-    return out.eval()
+    return model.eval()
 
 
 def manifest(folder: Path | None = None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ losses) and a model card; ``course_utils.english_mlm`` puts it back on MiniLM's 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import tempfile
@@ -72,7 +73,7 @@ def start_model(recipe: EnglishMLMRecipe):
 
 
 def build(recipe: EnglishMLMRecipe, progress: bool | None = None):
-    """Train the English MLM -> (model on the CPU, tokenizer, summary for the manifest)."""
+    """Train the English MLM -> (model on the CPU, tokenizer, summary for the manifest, held-out blocks by name)."""
     model, tokenizer = start_model(recipe)
     train_blocks = pack_blocks(corpus(recipe), tokenizer, recipe.block_length)
     held = heldout_sets(recipe, tokenizer)
@@ -106,15 +107,14 @@ def build(recipe: EnglishMLMRecipe, progress: bool | None = None):
         "seconds": round(history.seconds, 1),
         "device": torch.cuda.get_device_name() if device == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
     }
-    return model, tokenizer, summary
+    return model, tokenizer, summary, held
 
 
-def ship(model, tokenizer, recipe: EnglishMLMRecipe, summary: dict, folder: Path) -> Path:
+def ship(model, tokenizer, recipe: EnglishMLMRecipe, summary: dict, held: dict, folder: Path) -> Path:
     """Write what trained, in fp16, with its manifest and model card into ``folder`` (whole or not at all)."""
     state = {k: v.detach().to(torch.float16).contiguous() for k, v in english_mlm.trained_state(model, recipe).items()}
     # what fp16 costs, measured: the held-out loss of the model rebuilt from the fp16 file
-    rounded = english_mlm.put_back(model, {k: v.float() for k, v in state.items()})
-    held = heldout_sets(recipe, tokenizer)
+    rounded = english_mlm.put_back(copy.deepcopy(model), {k: v.float() for k, v in state.items()})
     summary = dict(
         summary, heldout_loss_fp16={k: heldout_loss(rounded, v, tokenizer, seed=recipe.seed) for k, v in held.items()}
     )
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     recipe = COURSE_MLM_RECIPE
     if args.steps is not None:
         recipe = replace(recipe, steps=args.steps, warmup_steps=min(recipe.warmup_steps, args.steps // 10))
-    model, tokenizer, summary = build(recipe)
+    model, tokenizer, summary, held = build(recipe)
     if args.check:
         shipped = english_mlm.manifest()["summary"]["heldout_loss_end"]["books"]
         rebuilt = summary["heldout_loss_end"]["books"]
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{'within' if ok else 'NOT within'} {REBUILD_TOLERANCE}"
         )
         return 0 if ok else 1
-    folder = ship(model, tokenizer, recipe, summary, args.out)
+    folder = ship(model, tokenizer, recipe, summary, held, args.out)
     print(
         f"[course] wrote {folder}: held-out loss on the books {summary['heldout_loss_start']['books']:.3f} -> "
         f"{summary['heldout_loss_end']['books']:.3f} in {summary['seconds']:.0f} s on {summary['device']}"
