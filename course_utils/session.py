@@ -75,10 +75,12 @@ def _announce_rehearsal(profile: Profile) -> None:
     record(rehearsal=True, standins=sorted(standins))
 
 
-def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Session:
-    """Seed everything, choose device and profile, quiet libraries under tests, print an environment summary.
+def setup(seed: int = 0, profile: str | None = None, verbose: bool = False) -> Session:
+    """Seed everything, choose device and profile, quiet libraries under tests, say what is in use (lesson 01).
 
     ``profile`` overrides ``$COURSE_PROFILE``; with neither, it is 'full' on a CUDA machine and 'quick' otherwise.
+    Prints three lines (profile and device, where data comes from, the encoder); ``verbose=True`` adds the versions
+    and paths behind them.
     """
     chosen = get_profile(profile)
     use_profile(chosen.name)  # the profile every claim of this notebook is checked in
@@ -94,33 +96,31 @@ def setup(seed: int = 0, profile: str | None = None, verbose: bool = True) -> Se
         else "none (not needed where the hub is reachable)"
     )
     session = Session(chosen, device, seed, why, mirror_text, is_quiet())
+    try:  # the resolver's own answer, so the summary can never disagree with what load_model will do
+        encoder_source = resolve_checkpoint(chosen.encoder).detail
+    except FileNotFoundError:
+        encoder_source = "NOT AVAILABLE here: load_model will explain how to provide it"
+    threads = torch.cuda.get_device_name(0) if device.type == "cuda" else f"{torch.get_num_threads()} CPU threads"
+    fields = os.environ.get(SET_ENV, "").strip()
+    print(
+        f"{chosen.name} profile on {device} ({threads}), seed {seed}"
+        + (f"; recipe fields set: {fields}" if fields else "")
+    )
+    print(
+        f"data: shipped with the course, else the hub ({why.removeprefix('hub ')})"
+        + (f", else {describe_path(mirror)}" if mirror else "")
+    )
+    print(f"encoder: {chosen.encoder} ({encoder_source})")
     if verbose:
-        try:  # the resolver's own answer, so the summary can never disagree with what load_model will do
-            encoder_source = resolve_checkpoint(chosen.encoder).detail
-        except FileNotFoundError:
-            encoder_source = "NOT AVAILABLE here: load_model will explain how to provide it"
         rows = [
-            ("profile", f"{chosen.name}  (COURSE_PROFILE={os.environ.get('COURSE_PROFILE', 'unset')})"),
-            *([("recipe fields set", os.environ[SET_ENV].strip())] if os.environ.get(SET_ENV, "").strip() else []),
-            (
-                "device",
-                f"{device}"
-                + (
-                    f"  ({torch.cuda.get_device_name(0)})"
-                    if device.type == "cuda"
-                    else f"  ({torch.get_num_threads()} CPU threads)"
-                ),
-            ),
-            ("seed", str(seed)),
+            ("COURSE_PROFILE", os.environ.get("COURSE_PROFILE", "unset")),
             ("python", platform.python_version()),
             (
                 "torch / transformers / datasets",
                 f"{torch.__version__} / {_version('transformers')} / {_version('datasets')}",
             ),
             ("course data", f"{describe_path(SHIPPED_ROOT)} (the corpora the course ships)"),
-            ("hub", why),
             ("offline mirror", mirror_text),
-            ("encoder checkpoint", f"{chosen.encoder}  ({encoder_source})"),
         ]
         width = max(len(k) for k, _ in rows)
         print("\n".join(f"{k:<{width}} : {v}" for k, v in rows))

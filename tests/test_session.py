@@ -4,22 +4,19 @@ import torch
 from course_utils import setup
 
 
-def test_setup_seeds_and_summarises(capsys):
+def test_setup_seeds_and_says_what_is_in_use_in_three_lines(capsys):
     s = setup(seed=7)
     a = torch.rand(3)
-    setup(seed=7, verbose=False)
+    short = capsys.readouterr().out.splitlines()
+    setup(seed=7, verbose=True)
     assert torch.equal(a, torch.rand(3))
-    out = capsys.readouterr().out
-    for field in (
-        "profile",
-        "device",
-        "torch / transformers / datasets",
-        "course data",
-        "hub",
-        "offline mirror",
-        "encoder checkpoint",
-    ):
-        assert field in out
+    assert len(short) == 3, short  # profile and device, where data comes from, the encoder
+    assert short[0].startswith("quick profile on cpu (") and short[0].endswith("seed 7")
+    assert short[1].startswith("data: shipped with the course, else the hub (")
+    assert short[2].startswith(f"encoder: {s.profile.encoder} (")
+    full = capsys.readouterr().out
+    for field in ("torch / transformers / datasets", "course data", "offline mirror", "COURSE_PROFILE"):
+        assert field in full and field not in "\n".join(short)
     from course_utils.session import pick_device
 
     assert s.profile.name == "quick" and s.device == pick_device() and s.quiet
@@ -53,5 +50,5 @@ def test_the_setup_line_says_which_recipe_fields_were_set(monkeypatch, capsys):
     monkeypatch.setenv("COURSE_SET", "finetuning.sst2.lr=3e-5")
     s = setup(seed=0)
     assert s.profile.finetune("sst2").lr == 3e-5
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("recipe fields set"))
-    assert line.endswith(": finetuning.sst2.lr=3e-5")
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("; recipe fields set: finetuning.sst2.lr=3e-5")

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not all(1 <= r <= len(REGIMES) for r in chosen):
         parser.error(f"--regimes takes numbers from 1 to {len(REGIMES)}; got {chosen}")
 
-    recipe = setup(seed=0, profile=args.profile, verbose=False).profile.adaptation  # as the lesson's setup cell
+    recipe = setup(seed=0, profile=args.profile).profile.adaptation  # as the lesson's setup cell
     ft, seeds = recipe.finetune, list(range(args.seeds or recipe.regime_seeds))
     general = load_model(BertForMaskedLM, recipe.general_model).eval()
     tokenizer = load_tokenizer(recipe.general_model)
