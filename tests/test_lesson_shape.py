@@ -137,3 +137,22 @@ def test_the_quote_check_catches_a_stale_number_and_spares_a_citation():
     assert unprinted_quotes(nb("It reached 0.652 here.")) == [(0, "0.652")]
     assert unprinted_quotes(nb("BERT-base reached 84.6 (Devlin et al., 2019).")) == []
     assert unprinted_quotes(nb("Run `x = 1.5` with $p = 0.3$.")) == []
+
+
+def test_every_relative_link_in_the_lessons_and_their_appendices_resolves():
+    root = NOTEBOOKS[0].parents[1]
+    pages = [
+        (p, "\n".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"] if c["cell_type"] == "markdown"))
+        for p in NOTEBOOKS
+    ]
+    pages += [
+        (p, p.read_text())
+        for p in [root / "README.md", *root.glob("notebooks/appendix/*.md"), *root.glob("docs/**/*.md")]
+    ]
+    broken = [
+        f"{page.relative_to(root)} -> {target}"
+        for page, text in pages
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+        if not target.startswith(("http://", "https://", "mailto:")) and not (page.parent / target).exists()
+    ]
+    assert not broken, f"links to files that do not exist: {broken}"
