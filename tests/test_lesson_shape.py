@@ -75,7 +75,9 @@ NOT_FROM_THE_RUN: dict[str, dict[str, str]] = {
     "04_seq2seq_t5_bart": {"0.002": "exercise 4's band for 'the same'"},
 }
 CITATION = re.compile(r"et al\.|\w+ & \w+,? \(?\d{4}|\(\d{4}[a-z]?[,)]|\w, (19|20)\d\d[a-z]?[),;]")
-QUOTED = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?!\w)|(?<![\w.,])\d+(?= ?%)")
+QUOTED = re.compile(  # 0.645, 7.8x, 44 %, 87 s, 1,061 times
+    r"(?<![\w.])\d[\d,]*\.\d+(?=x\b|×|[^\w]|$)|(?<![\w.,])\d+(?= ?%)|(?<![\w.,])\d[\d,]*(?= s\b| times\b|x\b|×)"
+)
 PRINTED = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -135,6 +137,8 @@ def test_the_quote_check_catches_a_stale_number_and_spares_a_citation():
     assert unprinted_quotes(nb("It reached 0.645 here.")) == []
     assert unprinted_quotes(nb("It reached 64.5 % here.")) == []
     assert unprinted_quotes(nb("It reached 0.652 here.")) == [(0, "0.652")]
+    assert unprinted_quotes(nb("It ran 0.652x faster.")) == [(0, "0.652")]
+    assert unprinted_quotes(nb("Trained in 87 s, 3 times faster; 0.6452 s a step.")) == [(0, "87"), (0, "3")]
     assert unprinted_quotes(nb("BERT-base reached 84.6 (Devlin et al., 2019).")) == []
     assert unprinted_quotes(nb("Run `x = 1.5` with $p = 0.3$.")) == []
 
