@@ -2,7 +2,7 @@
 
     model, tokenizer = course_bert()                      # the shipped checkpoint
     load_model(AutoModelForMaskedLM, COURSE_BERT)         # the same checkpoint through the resolver
-    python -m course_tools.build_course_bert --rebuild    # maintainers: train it again (about ten minutes)
+    python -m course_tools.build_course_bert --rebuild    # maintainers: train it again (ten to forty minutes)
 
 Notebook 02 trains a BERT live in about a minute and then loads this one, made the same way with a longer recipe of its
 own (``profiles.COURSE_BERT_RECIPE``, about ten to forty minutes on two CPU cores). The maintainers trained it once; it

@@ -59,9 +59,10 @@ class PretrainRecipe:
     sinusoid_scale: float | None = None
 
 
-# The course checkpoint's own recipe (course_utils.course_bert builds it once per machine, in about ten minutes on two
-# CPU cores). It is a named constant, not a profile's field, so that retuning a lesson's live run cannot silently
-# invalidate every learner's cached checkpoint; later lessons (03a, 05, 06, 08) start from the model it gives.
+# The course checkpoint's own recipe. The maintainers built it once and it ships with the package
+# (course_utils/data/models/tiny-bert-books; `python -m course_tools.build_course_bert --rebuild` trains it again, ten
+# to forty minutes on two CPU cores). It is a named constant, not a profile's field, so that retuning a lesson's live
+# run cannot silently invalidate the shipped checkpoint; lessons 03a, 05, 06 and 07 start from the model it gives.
 # The trials behind it: docs/instructors/recipe-trials.md (python -m course_tools.build_course_bert prints its result).
 # fmt: off
 COURSE_BERT_RECIPE = PretrainRecipe(
