@@ -22,8 +22,8 @@ import torch
 PROFILE_ENV = "COURSE_PROFILE"
 # Recipe fields set for this run, e.g. COURSE_SET="finetuning.sst2.lr=3e-5; seq2seq.epochs=1" (run_course --set).
 SET_ENV = "COURSE_SET"
-# The course's own BERT with its MLM head (lesson 02's quick run), built from the books that ship with the course
-# wherever it runs: the resolver trains and caches it on first use (course_utils.course_bert).
+# The course's own BERT with its MLM head, trained on the books by the maintainers (COURSE_BERT_RECIPE below) and
+# shipped with the package (course_utils/data/models/tiny-bert-books; course_utils.course_bert).
 COURSE_CHECKPOINT = "course/tiny-bert-books"
 
 
