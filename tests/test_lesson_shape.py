@@ -107,12 +107,12 @@ def unprinted_quotes(notebook: dict) -> list[tuple[int, str]]:
         for sentence in _sentences("".join(cell["source"])):
             if CITATION.search(sentence):
                 continue
-            for quote in QUOTED.findall(sentence):
+            for match in QUOTED.finditer(sentence):
+                quote = match.group()
                 value = float(quote.replace(",", ""))
                 places = len(quote.split(".")[1]) if "." in quote else 0
-                scales = (
-                    (1, 100, 0.01) if sentence[sentence.index(quote) + len(quote) :].lstrip().startswith("%") else (1,)
-                )
+                percent = sentence[match.end() :].lstrip().startswith("%")  # this occurrence's unit, not the first's
+                scales = (1, 100, 0.01) if percent else (1,)
                 if not any(round(x * s, places) == round(value, places) for x in printed for s in scales):
                     missing.append((i, quote))
     return missing
@@ -136,6 +136,7 @@ def test_the_quote_check_catches_a_stale_number_and_spares_a_citation():
 
     assert unprinted_quotes(nb("It reached 0.645 here.")) == []
     assert unprinted_quotes(nb("It reached 64.5 % here.")) == []
+    assert unprinted_quotes(nb("Not 64.5 but 64.5 % here.")) == [(0, "64.5")]  # only the bare one is unprinted
     assert unprinted_quotes(nb("It reached 0.652 here.")) == [(0, "0.652")]
     assert unprinted_quotes(nb("It ran 0.652x faster.")) == [(0, "0.652")]
     assert unprinted_quotes(nb("Trained in 87 s, 3 times faster; 0.6452 s a step.")) == [(0, "87"), (0, "3")]
