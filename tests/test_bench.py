@@ -136,3 +136,40 @@ def test_the_gpu_bench_runs_its_code_on_a_cpu(capsys):
     results = run("cpu", tiny=True)
     assert results["tokens_per_second"] > 0 and results["sst2_epoch_seconds"] > 0 and results["mfu"] is None
     assert "one SST-2 epoch with fine_tune (64 sentences" in capsys.readouterr().out
+
+
+def test_gpu_lessons_counts_each_full_recipes_steps_from_the_profile():
+    """`bench gpu-lessons` multiplies a measured step by the full recipe's step count: the counts follow the profile
+    (03c: CoNLL-2003's 14,041 sentences, batch 32, 3 epochs; 02: the main run's steps)."""
+    from course_tools.bench_gpu_lessons import plan
+
+    from course_utils.profiles import PROFILES
+
+    rows: dict = {}
+    for w in plan():
+        rows.setdefault((w.lesson, w.kind), w)
+    assert rows[("03c", "tokens")].steps == 439 * 3
+    assert rows[("02", "mlm")].steps == PROFILES["full"].pretraining.steps
+    assert {w.lesson for w in plan()} == {"02", "03a", "03b", "03c", "03d", "04", "05", "06", "07", "08"}
+
+
+@pytest.mark.slow
+def test_the_gpu_lessons_bench_runs_one_workload_of_each_kind_on_a_cpu(capsys):
+    """Every kind of step (classify, tokens, qa, seq2seq, mlm, forward) goes through the course's loops with small
+    models, random ids at lengths drawn from a given distribution, capped at the recipe's maximum."""
+    from course_tools.bench_gpu_lessons import examples, plan, run
+
+    lengths = {"sst2": [5, 9, 300], "stsb": [20], "conll2003": [12], "squad": [200, 384],
+               "squad_windows_per_question": [1.02], "aeslc_source": [140], "aeslc_target": [8], "chemprot": [70]}
+    first = {}
+    for w in plan():
+        first.setdefault(w.kind, w)
+    rows = run("cpu", tiny=True, lengths_file=None, only=lambda w: first.get(w.kind) == w, lengths=lengths)
+    assert {r["workload"] for r in rows} == {w.name for w in first.values()}
+    assert all(r["seconds_per_step"] > 0 and r["steps"] > 0 for r in rows)
+    assert "per lesson (training steps only)" in capsys.readouterr().out
+    sst2 = next(w for w in plan() if w.lengths == "sst2")
+    import numpy as np
+
+    drawn = examples(sst2, 50, lengths, 5000, False, np.random.default_rng(0))
+    assert max(len(e["input_ids"]) for e in drawn) == sst2.max_length  # 300 is cut at 128

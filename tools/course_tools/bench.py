@@ -9,6 +9,7 @@
     python -m course_tools.bench autograde    # 20 submissions of one notebook vs 2 x 20 x its own run time
     python -m course_tools.bench distributed  # the training loops in 2 CPU processes vs 1: the same model (<= 1e-5)
     python -m course_tools.bench gpu          # on a GPU: bert-base MLM tokens/s and MFU, one SST-2 epoch's wall time
+    python -m course_tools.bench gpu-lessons  # on a GPU: each lesson's full-profile training, peak memory and minutes
     python -m course_tools.bench compare A B  # two saved results (build/bench/<name>.json) side by side, B / A
     make bench                                # all of the above
 
@@ -585,6 +586,7 @@ def main(argv: list[str] | None = None) -> int:
             "autograde",
             "distributed",
             "gpu",
+            "gpu-lessons",
             "all",
             "compare",
         ],
@@ -614,6 +616,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--device", default=None, help="gpu: measure on this device (default: cuda if present)")
     parser.add_argument("--tiny", action="store_true", help="gpu: a small model and little data, to check the code")
+    parser.add_argument(
+        "--lengths",
+        type=Path,
+        default=None,
+        help="gpu-lessons: the training data's token counts, from --write-lengths where the data is (default: count)",
+    )
+    parser.add_argument("--write-lengths", type=Path, default=None, help="gpu-lessons: only count them into this file")
     parser.add_argument("--submissions", type=int, default=20, help="autograde: how many submissions (default 20)")
     args = parser.parse_args(argv)
     if (
@@ -664,7 +673,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("gpu", "all"):
         from .bench_gpu import main as bench_gpu
 
-        ok &= bench_gpu(args.device, args.tiny)
+        ok &= bench_gpu(args.device, args.tiny, args.lengths)
+    if args.what == "gpu-lessons":
+        from .bench_gpu_lessons import main as bench_gpu_lessons
+
+        ok &= bench_gpu_lessons(args.device, args.tiny, args.lengths, args.write_lengths)
     return 0 if ok else 1
 
 

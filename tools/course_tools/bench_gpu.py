@@ -52,8 +52,12 @@ def training_flops_per_token(config, block_length: int, mask_fraction: float) ->
     return 6 * encoder + attention + head
 
 
-def run(device: str = "cuda", tiny: bool = False, steps: int = 30, batch_size: int = 64) -> dict[str, float]:
-    """Measure both numbers on ``device``; returns them (and prints them)."""
+def run(
+    device: str = "cuda", tiny: bool = False, steps: int = 30, batch_size: int = 64, lengths: dict | None = None
+) -> dict[str, float]:
+    """Measure both numbers on ``device``; returns them (and prints them). ``lengths``: SST-2's token counts (from
+    ``bench gpu-lessons --write-lengths``), to run the epoch on random ids where the sentences cannot be loaded."""
+    import numpy as np
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification
 
@@ -63,8 +67,7 @@ def run(device: str = "cuda", tiny: bool = False, steps: int = 30, batch_size: i
     from course_utils.glue import load_glue
     from course_utils.packing import pack_blocks
     from course_utils.pretraining import pretrain_mlm
-    from course_utils.resources import load_tokenizer
-
+    from .bench_gpu_lessons import SIZES, Workload, examples, padding_tokenizer
     from .standin_checkpoints import real_config
 
     config = BertConfig(**{k: v for k, v in real_config("bert-base-uncased").items() if k != "architectures"})
@@ -72,7 +75,7 @@ def run(device: str = "cuda", tiny: bool = False, steps: int = 30, batch_size: i
         config.update({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128})
         steps, batch_size = 3, 8
     T = 128
-    tokenizer = load_tokenizer("sentence-transformers/all-MiniLM-L6-v2")  # bert-base-uncased's 30,522 pieces
+    tokenizer = padding_tokenizer()  # shipped, so offline too (the model keeps bert-base's 30,522-piece embedding)
     name = device_name(device)
     blocks = pack_blocks(load_books()[0][: 400 if tiny else 20000], tokenizer, T)
     torch.manual_seed(0)
@@ -108,10 +111,13 @@ def run(device: str = "cuda", tiny: bool = False, steps: int = 30, batch_size: i
         )
     )
     del model
-    sst2 = load_glue("sst2", "train")
-    if tiny:
-        sst2 = sst2.select(range(64))
-    train = encode_task(tokenizer, sst2, "sst2", T)
+    if lengths is None:  # the real sentences (the hub, or the offline mirror)
+        sst2 = load_glue("sst2", "train")
+        train = encode_task(tokenizer, sst2.select(range(64)) if tiny else sst2, "sst2", T)
+    else:  # random ids at the real sentences' lengths (measured where the data is: bench gpu-lessons)
+        sst2_rows = Workload("03a", "SST-2", "bert-base-cls2", "classify", 32, T, "sst2", 0)
+        rng = np.random.default_rng(0)
+        train = examples(sst2_rows, 64 if tiny else SIZES["sst2"], lengths, config.vocab_size, False, rng)
     torch.manual_seed(0)
     classifier = BertForSequenceClassification(config).to(device)
     start = time.perf_counter()
@@ -130,7 +136,7 @@ def run(device: str = "cuda", tiny: bool = False, steps: int = 30, batch_size: i
     return results
 
 
-def main(device: str | None = None, tiny: bool = False) -> bool:
+def main(device: str | None = None, tiny: bool = False, lengths_file=None) -> bool:
     """``bench gpu``: measure on CUDA when there is one; say so and measure nothing when there is none."""
     import torch
 
@@ -142,5 +148,5 @@ def main(device: str | None = None, tiny: bool = False) -> bool:
             )
             return True
         device = "cuda"
-    run(device, tiny=tiny)
+    run(device, tiny=tiny, lengths=json.loads(lengths_file.read_text()) if lengths_file else None)
     return True
