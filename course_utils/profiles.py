@@ -14,7 +14,7 @@ import os
 import types
 import typing
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 import torch
@@ -25,6 +25,23 @@ SET_ENV = "COURSE_SET"
 # The course's own BERT with its MLM head, trained on the books by the maintainers (COURSE_BERT_RECIPE below) and
 # shipped with the package (course_utils/data/models/tiny-bert-books; course_utils.course_bert).
 COURSE_CHECKPOINT = "course/tiny-bert-books"
+
+
+def _set_fields(recipe: Any) -> str:
+    """A recipe as its profile sets it: the fields that differ from their defaults, in order (a field left at its
+    default is one the lesson does not vary, or does not use: SQuAD's window stride in an SST-2 recipe). All of them:
+    ``dataclasses.asdict(recipe)``."""
+    shown = []
+    for f in fields(recipe):
+        value = getattr(recipe, f.name)
+        default = (
+            f.default
+            if f.default is not MISSING
+            else (f.default_factory() if f.default_factory is not MISSING else MISSING)
+        )
+        if default is MISSING or value != default:
+            shown.append(f"{f.name}={value!r}")
+    return f"{type(recipe).__name__}({', '.join(shown)})"
 
 
 @dataclass(frozen=True)
@@ -41,6 +58,8 @@ class BertSize:
 @dataclass(frozen=True)
 class PretrainRecipe:
     """Everything that decides a notebook-02 pretraining run on the course's books (and the course checkpoint)."""
+
+    __repr__ = _set_fields
 
     vocab_size: int  # WordPiece vocabulary learned from the training books
     size: BertSize
@@ -79,6 +98,8 @@ class EnglishMLMRecipe:
     """Everything that decides the course's English masked LM: MiniLM's body (all-MiniLM-L6-v2, which has no MLM
     head) with BERT's MLM head, the head and the top ``trained_layers`` layers trained on ``corpora``; the embeddings
     and the lower layers stay MiniLM's, so only what was trained ships (``course_utils.english_mlm``)."""
+
+    __repr__ = _set_fields
 
     base: str  # the encoder whose body it keeps (a hub name the resolver finds offline)
     trained_layers: int  # top encoder layers trained with the new head; the rest are frozen
@@ -128,6 +149,8 @@ class FinetuneRecipe:
     """One fine-tuning run of lesson 03: how much training data, how long, how fast. Evaluation always uses the
     task's whole validation split (or held-out set), whatever the profile."""
 
+    __repr__ = _set_fields
+
     train_examples: int | None  # training subset (None: the whole training split)
     epochs: float
     lr: float  # peak learning rate (linear warmup, then linear decay to 0)
@@ -157,6 +180,8 @@ class NewsRecipe:
     """Lesson 04's second summarization task, news, for the full profile: a dataset only the hub has (the offline
     mirror holds AESLC alone), fine-tuned on the recipe's first checkpoint where the hub is reachable."""
 
+    __repr__ = _set_fields
+
     dataset: str  # hub id
     config: str | None
     source_field: str  # the article column
@@ -176,6 +201,8 @@ class Seq2SeqRecipe:
     ``warm_start`` builds the encoder-decoder from an encoder-only BERT checkpoint on both sides (Rothe et al., 2020):
     the decoder keeps the checkpoint's first ``decoder_layers`` layers, gets a causal mask and new cross-attention.
     Otherwise ``models`` are seq2seq checkpoints (T5, BART) loaded as they are."""
+
+    __repr__ = _set_fields
 
     models: tuple[str, ...]  # checkpoints fine-tuned one after the other (hub names)
     warm_start: bool  # True: models are BERT encoders turned into encoder-decoders
@@ -205,6 +232,8 @@ class AdaptRecipe:
     """Lesson 05: continued MLM pretraining on in-domain (DAPT) or task (TAPT) text, and the ChemProt fine-tuning
     that measures it (Gururangan et al., 2020)."""
 
+    __repr__ = _set_fields
+
     general_model: str  # the general-domain BERT *with* its MLM head that every run starts from
     block_length: int  # packed MLM block length (no longer than the model's positions)
     batch_size: int  # blocks per MLM step
@@ -227,6 +256,8 @@ class AdaptRecipe:
 class ProbeRecipe:
     """Lesson 06: how much data the probes see and how long they train."""
 
+    __repr__ = _set_fields
+
     train_sentences: int | None  # training sentences per probing task (UPOS on UD EWT, NER on CoNLL-2003)
     eval_sentences: int | None  # validation sentences per task the probes are scored on
     max_words: int  # longer sentences are left out (they would need more positions than cheap)
@@ -243,6 +274,8 @@ class ProbeRecipe:
 class EfficiencyRecipe:
     """Lesson 07: what the throughput table measures, and the runs that show accumulation, selective fine-tuning,
     distillation (Sanh et al., 2019) and the tiny ALBERT and ELECTRA models."""
+
+    __repr__ = _set_fields
 
     inference_batches: tuple[int, ...]  # batch sizes of the throughput table
     inference_lengths: tuple[int, ...]  # sequence lengths (tokens) of the throughput table
@@ -269,6 +302,8 @@ class EfficiencyRecipe:
 class PromptRecipe:
     """Lesson 08: zero-shot cloze patterns and few-shot PET (Schick & Schütze, 2021) on an MLM, and multi-task
     fine-tuning of one sentence-pair encoder with a head per task (Liu et al., 2019)."""
+
+    __repr__ = _set_fields
 
     mlm_model: str  # BERT *with* its MLM head: the patterns' zero-shot and PET model
     max_length: int  # tokens per pattern text (the pattern itself is never cut)

@@ -198,3 +198,18 @@ def test_a_setting_that_names_no_field_or_the_wrong_type_is_refused(monkeypatch,
     monkeypatch.setenv(SET_ENV, setting)
     with pytest.raises(ValueError, match=message):
         get_profile("quick")
+
+
+def test_a_recipe_prints_the_fields_its_profile_sets_and_not_the_ones_it_leaves():
+    """Issue 39: the setup cell prints a recipe; SST-2's must not show SQuAD's window stride. Every field is still
+    in ``asdict``."""
+    from dataclasses import asdict
+
+    from course_utils.profiles import PROFILES
+
+    sst2, squad = PROFILES["quick"].finetune("sst2"), PROFILES["quick"].finetune("squad")
+    assert repr(sst2) == "FinetuneRecipe(train_examples=10000, epochs=1, lr=0.0002, batch_size=32, max_length=128)"
+    assert "stride=32" in repr(squad) and "heldout_articles" not in repr(squad)
+    assert "stride" in asdict(sst2) and "heldout_articles" in asdict(squad)
+    nested = repr(PROFILES["quick"].adaptation)
+    assert "finetune=FinetuneRecipe(" in nested and "warmup_ratio" not in nested
