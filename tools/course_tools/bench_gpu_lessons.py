@@ -23,16 +23,23 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 T4_GB = 15.0  # a Colab T4's memory (GiB as Colab shows it)
 
 # Training-set sizes of the full profile's data (the hub's train splits). SQuAD's windows are counted from its
 # validation split's windows per question (the mirror holds no train split); CNN/DailyMail is capped by its recipe.
-SIZES = {"sst2": 67349, "stsb": 5749, "conll2003": 14041, "squad_questions": 87599, "aeslc": 14436,
-         "chemprot": 4169, "cnn_dailymail": 20000}
+SIZES = {
+    "sst2": 67349,
+    "stsb": 5749,
+    "conll2003": 14041,
+    "squad_questions": 87599,
+    "aeslc": 14436,
+    "chemprot": 4169,
+    "cnn_dailymail": 20000,
+}
 
 
 @dataclass(frozen=True)
@@ -65,51 +72,185 @@ def plan() -> list[Workload]:
     chem_run = per_epoch(SIZES["chemprot"], ad.finetune.batch_size) * ad.finetune.epochs
     aeslc_steps = per_epoch(SIZES["aeslc"], s2s.batch_size) * s2s.epochs
     return [
-        Workload("02", "pretraining, bert-small shape (main run)", "bert-02", "mlm", pre.batch_size,
-                 pre.block_length, None, pre.steps),
-        Workload("02", "scale study, 2 smaller sizes", "bert-02-scale", "mlm", pre.batch_size, pre.block_length,
-                 None, pre.steps * len(p.scale_study.sizes)),
+        Workload(
+            "02",
+            "pretraining, bert-small shape (main run)",
+            "bert-02",
+            "mlm",
+            pre.batch_size,
+            pre.block_length,
+            None,
+            pre.steps,
+        ),
+        Workload(
+            "02",
+            "scale study, 2 smaller sizes",
+            "bert-02-scale",
+            "mlm",
+            pre.batch_size,
+            pre.block_length,
+            None,
+            pre.steps * len(p.scale_study.sizes),
+        ),
         # 03a: the headline run (1 epoch of SST-2), 3 small-data runs (pooling, warmup, learning rate variants) and
         # the random-init run on its own budget
-        Workload("03a", "SST-2, bert-base", "bert-base-cls2", "classify", sst2.batch_size, sst2.max_length, "sst2",
-                 per_epoch(SIZES["sst2"], sst2.batch_size) * sst2.epochs
-                 + 3 * per_epoch(small.train_examples, small.batch_size) * small.epochs
-                 + per_epoch(scratch.train_examples, scratch.batch_size) * scratch.epochs),
-        Workload("03b", "STS-B cross-encoder", "bert-base-cls1", "classify", stsb.batch_size, stsb.max_length,
-                 "stsb", per_epoch(SIZES["stsb"], stsb.batch_size) * stsb.epochs),
-        Workload("03c", "CoNLL-2003 tagger", "bert-base-tokens", "tokens", ner.batch_size, ner.max_length,
-                 "conll2003", per_epoch(SIZES["conll2003"], ner.batch_size) * ner.epochs),
-        Workload("03d", "SQuAD reader", "bert-base-qa", "qa", squad.batch_size, squad.max_length, "squad",
-                 -squad.epochs),  # negative: epochs over SQuAD's windows, counted from the lengths file
-        Workload("04", "t5-small on AESLC", "t5-small", "seq2seq", s2s.batch_size, s2s.max_source_length,
-                 "aeslc_source", aeslc_steps, s2s.max_target_length, "aeslc_target"),
-        Workload("04", "bart-base on AESLC", "bart-base", "seq2seq", s2s.batch_size, s2s.max_source_length,
-                 "aeslc_source", aeslc_steps, s2s.max_target_length, "aeslc_target"),
+        Workload(
+            "03a",
+            "SST-2, bert-base",
+            "bert-base-cls2",
+            "classify",
+            sst2.batch_size,
+            sst2.max_length,
+            "sst2",
+            per_epoch(SIZES["sst2"], sst2.batch_size) * sst2.epochs
+            + 3 * per_epoch(small.train_examples, small.batch_size) * small.epochs
+            + per_epoch(scratch.train_examples, scratch.batch_size) * scratch.epochs,
+        ),
+        Workload(
+            "03b",
+            "STS-B cross-encoder",
+            "bert-base-cls1",
+            "classify",
+            stsb.batch_size,
+            stsb.max_length,
+            "stsb",
+            per_epoch(SIZES["stsb"], stsb.batch_size) * stsb.epochs,
+        ),
+        Workload(
+            "03c",
+            "CoNLL-2003 tagger",
+            "bert-base-tokens",
+            "tokens",
+            ner.batch_size,
+            ner.max_length,
+            "conll2003",
+            per_epoch(SIZES["conll2003"], ner.batch_size) * ner.epochs,
+        ),
+        Workload(
+            "03d", "SQuAD reader", "bert-base-qa", "qa", squad.batch_size, squad.max_length, "squad", -squad.epochs
+        ),  # negative: epochs over SQuAD's windows, counted from the lengths file
+        *(
+            Workload(
+                "04",
+                f"{model} on AESLC",
+                model,
+                "seq2seq",
+                s2s.batch_size,
+                s2s.max_source_length,
+                "aeslc_source",
+                aeslc_steps,
+                s2s.max_target_length,
+                "aeslc_target",
+            )
+            for model in ("t5-small", "bart-base")
+        ),
         # CNN/DailyMail articles average 781 tokens and summaries 56 (See et al., 2017): sources fill 512
-        Workload("04", "t5-small on CNN/DailyMail", "t5-small", "seq2seq", s2s.batch_size, news.max_source_length,
-                 None, per_epoch(news.train_examples, s2s.batch_size) * news.epochs, news.max_target_length, None),
+        Workload(
+            "04",
+            "t5-small on CNN/DailyMail",
+            "t5-small",
+            "seq2seq",
+            s2s.batch_size,
+            news.max_source_length,
+            None,
+            per_epoch(news.train_examples, s2s.batch_size) * news.epochs,
+            news.max_target_length,
+            None,
+        ),
         # DAPT, TAPT, DAPT + TAPT and the wrong domain: 4 adaptation runs (TAPT's counted at DAPT's steps)
-        Workload("05", "continued MLM pretraining, 4 runs", "bert-base-mlm", "mlm", ad.batch_size, ad.block_length,
-                 None, 4 * ad.steps),
-        Workload("05", "long DAPT, top layer only", "bert-base-mlm", "mlm", ad.batch_size, ad.block_length, None,
-                 ad.regime_steps, top_layers=ad.regime_top_layers),
+        Workload(
+            "05",
+            "continued MLM pretraining, 4 runs",
+            "bert-base-mlm",
+            "mlm",
+            ad.batch_size,
+            ad.block_length,
+            None,
+            4 * ad.steps,
+        ),
+        Workload(
+            "05",
+            "long DAPT, top layer only",
+            "bert-base-mlm",
+            "mlm",
+            ad.batch_size,
+            ad.block_length,
+            None,
+            ad.regime_steps,
+            top_layers=ad.regime_top_layers,
+        ),
         # 5 starting models x seeds, then the regime's confirmation: 2 models x regime seeds
-        Workload("05", "ChemProt fine-tuning runs", "bert-base-cls13", "classify", ad.finetune.batch_size,
-                 ad.finetune.max_length, "chemprot", chem_run * (5 * ad.seeds + 2 * ad.regime_seeds)),
-        Workload("06", "hidden states of the probing sentences", "bert-base-mlm", "forward", 64, 160, None,
-                 per_epoch(p.probing.train_sentences + p.probing.eval_sentences, 64)),
-        Workload("07", "inference, the grid's largest point", "bert-base-cls2", "forward",
-                 max(eff.inference_batches), max(eff.inference_lengths), None, 1),
-        Workload("07", "selective fine-tuning, 3 choices", "bert-base-cls2", "classify", eff.selective.batch_size,
-                 eff.selective.max_length, "sst2",
-                 3 * per_epoch(eff.selective.train_examples, eff.selective.batch_size)),
-        Workload("07", "distillation: 6-layer student, soft and gold labels", "bert-6-cls2", "classify",
-                 eff.selective.batch_size, 128, "sst2", 2 * per_epoch(SIZES["sst2"], eff.selective.batch_size)),
+        Workload(
+            "05",
+            "ChemProt fine-tuning runs",
+            "bert-base-cls13",
+            "classify",
+            ad.finetune.batch_size,
+            ad.finetune.max_length,
+            "chemprot",
+            chem_run * (5 * ad.seeds + 2 * ad.regime_seeds),
+        ),
+        Workload(
+            "06",
+            "hidden states of the probing sentences",
+            "bert-base-mlm",
+            "forward",
+            64,
+            160,
+            None,
+            per_epoch(p.probing.train_sentences + p.probing.eval_sentences, 64),
+        ),
+        Workload(
+            "07",
+            "inference, the grid's largest point",
+            "bert-base-cls2",
+            "forward",
+            max(eff.inference_batches),
+            max(eff.inference_lengths),
+            None,
+            1,
+        ),
+        Workload(
+            "07",
+            "selective fine-tuning, 3 choices",
+            "bert-base-cls2",
+            "classify",
+            eff.selective.batch_size,
+            eff.selective.max_length,
+            "sst2",
+            3 * per_epoch(eff.selective.train_examples, eff.selective.batch_size),
+        ),
+        Workload(
+            "07",
+            "distillation: 6-layer student, soft and gold labels",
+            "bert-6-cls2",
+            "classify",
+            eff.selective.batch_size,
+            128,
+            "sst2",
+            2 * per_epoch(SIZES["sst2"], eff.selective.batch_size),
+        ),
         # PET and the classification head: fewshot_k sizes x seeds x fewshot_steps each
-        Workload("08", "PET and head few-shot runs", "bert-base-mlm", "mlm", pr.fewshot_batch_size, pr.max_length,
-                 None, 2 * len(pr.fewshot_k) * pr.seeds * pr.fewshot_steps),
-        Workload("08", "multi-task runs (3 mixtures)", "bert-base-cls1", "classify", pr.multitask_batch_size,
-                 pr.multitask_max_length, "stsb", 3 * pr.multitask_seeds * pr.multitask_steps),
+        Workload(
+            "08",
+            "PET and head few-shot runs",
+            "bert-base-mlm",
+            "mlm",
+            pr.fewshot_batch_size,
+            pr.max_length,
+            None,
+            2 * len(pr.fewshot_k) * pr.seeds * pr.fewshot_steps,
+        ),
+        Workload(
+            "08",
+            "multi-task runs (3 mixtures)",
+            "bert-base-cls1",
+            "classify",
+            pr.multitask_batch_size,
+            pr.multitask_max_length,
+            "stsb",
+            3 * pr.multitask_seeds * pr.multitask_steps,
+        ),
     ]
 
 
@@ -143,17 +284,33 @@ def build_model(key: str, tiny: bool):
         raw = {k: v for k, v in real_config(name).items() if k not in ("architectures", "task_specific_params")}
         config = AutoConfig.for_model(raw.pop("model_type"), **raw)
         if tiny:
-            config.update({"d_model": 64, "d_ff": 128, "num_layers": 2, "num_decoder_layers": 2, "num_heads": 2}
-                          if key == "t5-small" else
-                          {"d_model": 64, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "encoder_layers": 2,
-                           "decoder_layers": 2, "encoder_attention_heads": 2, "decoder_attention_heads": 2})
+            config.update(
+                {"d_model": 64, "d_ff": 128, "num_layers": 2, "num_decoder_layers": 2, "num_heads": 2}
+                if key == "t5-small"
+                else {
+                    "d_model": 64,
+                    "encoder_ffn_dim": 128,
+                    "decoder_ffn_dim": 128,
+                    "encoder_layers": 2,
+                    "decoder_layers": 2,
+                    "encoder_attention_heads": 2,
+                    "decoder_attention_heads": 2,
+                }
+            )
         return AutoModelForSeq2SeqLM.from_config(config)
     base = {k: v for k, v in real_config("bert-base-uncased").items() if k != "architectures"}
     if key.startswith("bert-02"):
         pre = PROFILES["full"].pretraining
         size = pre.size if key == "bert-02" else PROFILES["full"].scale_study.sizes[-1]
-        base.update({"vocab_size": pre.vocab_size, "hidden_size": size.hidden, "num_hidden_layers": size.layers,
-                     "num_attention_heads": size.heads, "intermediate_size": size.intermediate})
+        base.update(
+            {
+                "vocab_size": pre.vocab_size,
+                "hidden_size": size.hidden,
+                "num_hidden_layers": size.layers,
+                "num_attention_heads": size.heads,
+                "intermediate_size": size.intermediate,
+            }
+        )
     if key == "bert-6-cls2":
         base["num_hidden_layers"] = 6
     config = BertConfig(**base)
@@ -206,7 +363,6 @@ def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: in
     from course_utils.finetuning import fine_tune
     from course_utils.pretraining import pretrain_mlm
     from course_utils.seq2seq import collator
-    from course_utils.training import train_only
 
     tokenizer = padding_tokenizer()
     torch.manual_seed(0)
@@ -225,25 +381,45 @@ def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: in
 
     def run(rows_or_blocks, steps: int) -> None:
         if w.kind == "mlm":
-            pretrain_mlm(model, tokenizer, rows_or_blocks, rows_or_blocks[: w.batch_size], steps=steps,
-                         batch_size=w.batch_size, lr=1e-5, warmup_steps=0, eval_every=steps,
-                         mixed_precision=True, progress=False)
+            pretrain_mlm(
+                model,
+                tokenizer,
+                rows_or_blocks,
+                rows_or_blocks[: w.batch_size],
+                steps=steps,
+                batch_size=w.batch_size,
+                lr=1e-5,
+                warmup_steps=0,
+                eval_every=steps,
+                mixed_precision=True,
+                progress=False,
+            )
         elif w.kind == "forward":
             model.eval()
             with torch.no_grad(), torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
                 for _ in range(steps):
                     model(input_ids=rows_or_blocks)
         else:
-            collate = {"seq2seq": collator(tokenizer),
-                       "tokens": DataCollatorForTokenClassification(tokenizer)}.get(w.kind)
-            fine_tune(model, tokenizer, rows_or_blocks, epochs=1, lr=1e-5, batch_size=w.batch_size,
-                      collate=collate, mixed_precision=True, progress=False)
+            collate = {"seq2seq": collator(tokenizer), "tokens": DataCollatorForTokenClassification(tokenizer)}.get(
+                w.kind
+            )
+            fine_tune(
+                model,
+                tokenizer,
+                rows_or_blocks,
+                epochs=1,
+                lr=1e-5,
+                batch_size=w.batch_size,
+                collate=collate,
+                mixed_precision=True,
+                progress=False,
+            )
 
     def data(steps: int, longest: bool):
         if w.kind in ("mlm", "forward"):
-            return torch.randint(1000, vocab, (steps * w.batch_size, w.max_length),
-                                 device=device if w.kind == "forward" else "cpu")[: w.batch_size if
-                                                                                   w.kind == "forward" else None]
+            return torch.randint(
+                1000, vocab, (steps * w.batch_size, w.max_length), device=device if w.kind == "forward" else "cpu"
+            )[: w.batch_size if w.kind == "forward" else None]
         return examples(w, steps * w.batch_size, lengths, vocab, longest, rng)
 
     run(data(2, True), 2)  # warm-up, and the longest batch for the peak
@@ -270,11 +446,19 @@ def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: in
     if steps < 0:  # SQuAD: epochs over the windows of every training question
         windows = SIZES["squad_questions"] * lengths["squad_windows_per_question"][0]
         steps = -steps * math.ceil(windows / w.batch_size)
-    del model
+    model.to("cpu")  # its GPU memory back before the next workload
     if cuda:
         torch.cuda.empty_cache()
-    return {"lesson": w.lesson, "workload": w.name, "batch": w.batch_size, "max_length": w.max_length,
-            "peak_gib": peak, "seconds_per_step": per_step, "steps": steps, "seconds": per_step * steps}
+    return {
+        "lesson": w.lesson,
+        "workload": w.name,
+        "batch": w.batch_size,
+        "max_length": w.max_length,
+        "peak_gib": peak,
+        "seconds_per_step": per_step,
+        "steps": steps,
+        "seconds": per_step * steps,
+    }
 
 
 def real_lengths(tiny: bool) -> dict[str, list]:
@@ -284,9 +468,7 @@ def real_lengths(tiny: bool) -> dict[str, list]:
     from course_utils.adaptation import load_task
     from course_utils.glue import load_glue
     from course_utils.question_answering import encode_for_training
-    from course_utils.resources import load_dataset
-
-    from course_utils.resources import load_tokenizer
+    from course_utils.resources import load_dataset, load_tokenizer
 
     tok = load_tokenizer("sentence-transformers/all-MiniLM-L6-v2")  # bert-base-uncased's WordPiece
     cap = 500 if tiny else None
@@ -315,8 +497,14 @@ def real_lengths(tiny: bool) -> dict[str, list]:
     }
 
 
-def run(device: str, tiny: bool = False, lengths_file: Path | None = None, out: Path | None = None,
-        only: Callable[[Workload], bool] = lambda w: True, lengths: dict | None = None) -> list[dict]:
+def run(
+    device: str,
+    tiny: bool = False,
+    lengths_file: Path | None = None,
+    out: Path | None = None,
+    only: Callable[[Workload], bool] = lambda w: True,
+    lengths: dict | None = None,
+) -> list[dict]:
     """Measure every workload (``only``: those it accepts); print a table per lesson and the lessons' totals; write
     them to ``out``. The data's token counts: ``lengths``, else ``lengths_file``, else counted now."""
     import numpy as np
@@ -338,9 +526,12 @@ def run(device: str, tiny: bool = False, lengths_file: Path | None = None, out: 
                 torch.cuda.empty_cache()
             continue
         rows.append(row)
-        print(f"{row['lesson']:>4} {row['workload']:<52} batch {row['batch']:>3} x {row['max_length']:>3}  "
-              f"peak {row['peak_gib']:5.1f} GiB  {row['seconds_per_step'] * 1000:7.1f} ms/step x {row['steps']:>6,} "
-              f"= {row['seconds'] / 60:6.1f} min", flush=True)
+        print(
+            f"{row['lesson']:>4} {row['workload']:<52} batch {row['batch']:>3} x {row['max_length']:>3}  "
+            f"peak {row['peak_gib']:5.1f} GiB  {row['seconds_per_step'] * 1000:7.1f} ms/step x {row['steps']:>6,} "
+            f"= {row['seconds'] / 60:6.1f} min",
+            flush=True,
+        )
     print("\nper lesson (training steps only): minutes on this device, largest peak against a T4's 15 GB")
     for lesson in dict.fromkeys(r["lesson"] for r in rows):
         mine = [r for r in rows if r["lesson"] == lesson]
