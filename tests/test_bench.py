@@ -142,7 +142,6 @@ def test_gpu_lessons_counts_each_full_recipes_steps_from_the_profile():
     """`bench gpu-lessons` multiplies a measured step by the full recipe's step count: the counts follow the profile
     (03c: CoNLL-2003's 14,041 sentences, batch 32, 3 epochs; 02: the main run's steps)."""
     from course_tools.bench_gpu_lessons import plan
-
     from course_utils.profiles import PROFILES
 
     rows: dict = {}
@@ -159,8 +158,16 @@ def test_the_gpu_lessons_bench_runs_one_workload_of_each_kind_on_a_cpu(capsys):
     models, random ids at lengths drawn from a given distribution, capped at the recipe's maximum."""
     from course_tools.bench_gpu_lessons import examples, plan, run
 
-    lengths = {"sst2": [5, 9, 300], "stsb": [20], "conll2003": [12], "squad": [200, 384],
-               "squad_windows_per_question": [1.02], "aeslc_source": [140], "aeslc_target": [8], "chemprot": [70]}
+    lengths = {
+        "sst2": [5, 9, 300],
+        "stsb": [20],
+        "conll2003": [12],
+        "squad": [200, 384],
+        "squad_windows_per_question": [1.02],
+        "aeslc_source": [140],
+        "aeslc_target": [8],
+        "chemprot": [70],
+    }
     first = {}
     for w in plan():
         first.setdefault(w.kind, w)

@@ -67,6 +67,7 @@ def run(
     from course_utils.glue import load_glue
     from course_utils.packing import pack_blocks
     from course_utils.pretraining import pretrain_mlm
+
     from .bench_gpu_lessons import SIZES, Workload, examples, padding_tokenizer
     from .standin_checkpoints import real_config
 
