@@ -674,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
         from .bench_gpu import main as bench_gpu
 
         ok &= bench_gpu(args.device, args.tiny, args.lengths)
-    if args.what == "gpu-lessons":
+    if args.what in ("gpu-lessons", "all"):
         from .bench_gpu_lessons import main as bench_gpu_lessons
 
         ok &= bench_gpu_lessons(args.device, args.tiny, args.lengths, args.write_lengths)

@@ -8,10 +8,10 @@ lengths and mixed precision, through the course's own loops (``fine_tune``, ``pr
   draw), to hold against a Colab T4's 15 GB;
 * the **seconds per step** (the marginal cost: a run of 32 steps minus one of 8, after a warm-up at the same lengths,
   so that a run's fixed cost and the first use of each shape's kernels stay out) over batches whose lengths are
-  drawn from the real data's (the course's tokenizers on the
-  real training splits, measured where the data is reachable and carried in ``--lengths``), times the number of steps
-  the full recipe runs: the lesson's training time on this device. Evaluation, generation, tokenisation and
-  downloads are left out, so a lesson takes longer than this; the step counts are written out in ``PLAN``.
+  drawn from the real data's (the course's tokenizer on the real training splits, counted where the data is
+  reachable and carried in ``--lengths``), times the number of steps the full recipe runs: the lesson's training time
+  on this device. Evaluation, generation, tokenisation and downloads are left out, so a lesson takes longer than
+  this; the step counts are written out in ``plan()``.
 
 The counts of the full recipes' steps come from ``PROFILES["full"]`` and the training sets' sizes (``SIZES``).
 Random weights cost what trained ones cost: speed and memory do not depend on the values. Nothing is asserted.
@@ -30,7 +30,7 @@ from pathlib import Path
 T4_GB = 15.0  # a Colab T4's memory (GiB as Colab shows it)
 
 # Training-set sizes of the full profile's data (the hub's train splits). SQuAD's windows are counted from its
-# validation split's windows per question (the mirror holds no train split); CNN/DailyMail is capped by its recipe.
+# validation split's windows per question (the mirror holds no train split); CNN/DailyMail's count is its recipe's.
 SIZES = {
     "sst2": 67349,
     "stsb": 5749,
@@ -38,7 +38,6 @@ SIZES = {
     "squad_questions": 87599,
     "aeslc": 14436,
     "chemprot": 4169,
-    "cnn_dailymail": 20000,
 }
 
 
@@ -59,8 +58,9 @@ class Workload:
     top_layers: int | None = None  # train only the top layers (None: everything)
 
 
-def plan() -> list[Workload]:
-    """Every workload, with its step count from ``PROFILES["full"]`` (the notebook's loop counts written out)."""
+def plan(squad_windows_per_question: float = 1.0) -> list[Workload]:
+    """Every workload, with its step count from ``PROFILES["full"]`` (the notebook's loop counts written out).
+    SQuAD's steps depend on how many 384-token windows a question's context makes (the lengths file counts them)."""
     from course_utils.profiles import PROFILES
 
     p = PROFILES["full"]
@@ -71,6 +71,7 @@ def plan() -> list[Workload]:
     s2s, news, ad, eff, pr = p.seq2seq, p.seq2seq.news, p.adaptation, p.efficiency, p.prompting
     chem_run = per_epoch(SIZES["chemprot"], ad.finetune.batch_size) * ad.finetune.epochs
     aeslc_steps = per_epoch(SIZES["aeslc"], s2s.batch_size) * s2s.epochs
+    squad_windows = math.ceil(SIZES["squad_questions"] * squad_windows_per_question)
     return [
         Workload(
             "02",
@@ -127,8 +128,15 @@ def plan() -> list[Workload]:
             per_epoch(SIZES["conll2003"], ner.batch_size) * ner.epochs,
         ),
         Workload(
-            "03d", "SQuAD reader", "bert-base-qa", "qa", squad.batch_size, squad.max_length, "squad", -squad.epochs
-        ),  # negative: epochs over SQuAD's windows, counted from the lengths file
+            "03d",
+            "SQuAD reader",
+            "bert-base-qa",
+            "qa",
+            squad.batch_size,
+            squad.max_length,
+            "squad",
+            per_epoch(squad_windows, squad.batch_size) * squad.epochs,
+        ),
         *(
             Workload(
                 "04",
@@ -355,7 +363,7 @@ def examples(w: Workload, n: int, lengths: dict[str, list[int]], vocab: int, lon
     return rows
 
 
-def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: int, rng) -> dict:
+def measure(w: Workload, lengths: dict, tokenizer, device: str, tiny: bool, timed_steps: int, rng) -> dict:
     """Peak memory of the longest batch, then seconds per step over ``timed_steps`` batches of real lengths."""
     import torch
     from transformers import DataCollatorForTokenClassification
@@ -363,15 +371,12 @@ def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: in
     from course_utils.finetuning import fine_tune
     from course_utils.pretraining import pretrain_mlm
     from course_utils.seq2seq import collator
+    from course_utils.training import train_only
 
-    tokenizer = padding_tokenizer()
     torch.manual_seed(0)
     model = build_model(w.model, tiny).to(device)
     if w.top_layers is not None:
-        model.requires_grad_(True)
-        for layer in model.bert.encoder.layer[: len(model.bert.encoder.layer) - w.top_layers]:
-            layer.requires_grad_(False)
-        model.bert.embeddings.requires_grad_(False)
+        train_only(model, w.top_layers)  # lesson 05's long DAPT: the MLM head and the top layers
     vocab = model.config.vocab_size
     cuda = device.startswith("cuda")
 
@@ -416,10 +421,10 @@ def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: in
             )
 
     def data(steps: int, longest: bool):
-        if w.kind in ("mlm", "forward"):
-            return torch.randint(
-                1000, vocab, (steps * w.batch_size, w.max_length), device=device if w.kind == "forward" else "cpu"
-            )[: w.batch_size if w.kind == "forward" else None]
+        if w.kind == "forward":  # one batch, run `steps` times
+            return torch.randint(1000, vocab, (w.batch_size, w.max_length), device=device)
+        if w.kind == "mlm":  # packed blocks, as pretrain_mlm takes them
+            return torch.randint(1000, vocab, (steps * w.batch_size, w.max_length))
         return examples(w, steps * w.batch_size, lengths, vocab, longest, rng)
 
     run(data(2, True), 2)  # warm-up, and the longest batch for the peak
@@ -442,10 +447,6 @@ def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: in
     # the marginal cost of a step: a run's fixed cost (its loader, optimizer, accelerator) cancels in the difference
     long, short = timed(4 * timed_steps), timed(timed_steps)
     per_step = (long - short) / (3 * timed_steps) if long > short else long / (4 * timed_steps)  # noise: the mean
-    steps = w.steps
-    if steps < 0:  # SQuAD: epochs over the windows of every training question
-        windows = SIZES["squad_questions"] * lengths["squad_windows_per_question"][0]
-        steps = -steps * math.ceil(windows / w.batch_size)
     model.to("cpu")  # its GPU memory back before the next workload
     if cuda:
         torch.cuda.empty_cache()
@@ -456,15 +457,15 @@ def measure(w: Workload, lengths: dict, device: str, tiny: bool, timed_steps: in
         "max_length": w.max_length,
         "peak_gib": peak,
         "seconds_per_step": per_step,
-        "steps": steps,
-        "seconds": per_step * steps,
+        "steps": w.steps,
+        "seconds": per_step * w.steps,
     }
 
 
 def real_lengths(tiny: bool) -> dict[str, list]:
     """Token counts of the full profile's training data under the course's tokenizers (needs the data: the hub, or
     the offline mirror). Targets are counted with bert-base-uncased's WordPiece, standing in for T5's and BART's
-    tokenizers (within about a tenth of them on English)."""
+    tokenizers (how far their counts differ was not measured)."""
     from course_utils.adaptation import load_task
     from course_utils.glue import load_glue
     from course_utils.question_answering import encode_for_training
@@ -517,9 +518,10 @@ def run(
     rng = np.random.default_rng(0)
     rows = []
     print(f"device: {device_name(device)}; random weights in the full profile's shapes{' (tiny)' if tiny else ''}")
-    for w in filter(only, plan()):
+    tokenizer = padding_tokenizer()
+    for w in filter(only, plan(lengths["squad_windows_per_question"][0])):
         try:
-            row = measure(w, lengths, device, tiny, 3 if tiny else 8, rng)
+            row = measure(w, lengths, tokenizer, device, tiny, 3 if tiny else 8, rng)
         except Exception as err:  # noqa: BLE001 - one workload's failure (out of memory, say) is a finding too
             print(f"{w.lesson:>4} {w.name:<52} FAILED: {type(err).__name__}: {str(err)[:300]}", flush=True)
             if device.startswith("cuda"):
