@@ -67,28 +67,15 @@ def bert_input(tokens: Sequence[str] = ("[CLS]", "the", "cat", "sat", "[SEP]", "
     first_sep = tokens.index("[SEP]")
     n = len(tokens)
     fig, ax = _canvas(max(8.0, 0.95 * n + 1.5), 4.2, (-1.6, n), (-0.6, 5.2))
-    rows = [
-        (4.3, "input", None),
-        (3.3, "token", "token"),
-        (2.3, "segment", "segment"),
-        (1.3, "position", "position"),
-        (0.1, "sum", "sum"),
-    ]
-    for y, label, _ in rows:
-        ax.text(
-            -1.5,
-            y,
-            {
-                "input": "word pieces",
-                "token": "token\nembedding",
-                "segment": "segment\nembedding",
-                "position": "position\nembedding",
-                "sum": "input to\nlayer 1",
-            }[label],
-            ha="left",
-            va="center",
-            fontsize=9,
-        )
+    row_labels = {
+        4.3: "word pieces",
+        3.3: "token\nembedding",
+        2.3: "segment\nembedding",
+        1.3: "position\nembedding",
+        0.1: "input to\nlayer 1",
+    }
+    for y, label in row_labels.items():
+        ax.text(-1.5, y, label, ha="left", va="center", fontsize=9)
     for i, token in enumerate(tokens):
         segment = "A" if i <= first_sep else "B"
         ax.text(i, 4.3, token, ha="center", va="center", fontsize=10, family="monospace")
@@ -235,8 +222,7 @@ def pet_pattern(
     _arrow(ax, (5.0, 5.35), (5.0, 4.95))
     before, after = pattern.replace("{text}", text).split("[MASK]")
     ax.text(5.0, 4.6, f"pattern:  {pattern}", ha="center", fontsize=9, family="monospace", color="#555555")
-    filled = ax.text(5.0, 4.05, before, ha="right", va="center", fontsize=10, family="monospace")
-    del filled
+    ax.text(5.0, 4.05, before, ha="right", va="center", fontsize=10, family="monospace")
     _box(ax, 5.55, 4.05, 1.1, 0.5, "[MASK]", COLOURS["mask"], size=10, family="monospace")
     ax.text(6.15, 4.05, after, ha="left", va="center", fontsize=10, family="monospace")
     _arrow(ax, (5.55, 3.75), (5.55, 3.25))
