@@ -45,15 +45,19 @@ def word_features(
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
-    out = []
+    # Batches of similar length waste little on padding (lesson 03a); the vectors go back in sentence order
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    out: list[torch.Tensor | None] = [None] * len(sentences)
     starts = range(0, len(sentences), batch_size)
     for start in tqdm(starts, desc="encoding words", disable=is_quiet() if progress is None else not progress):
-        chunk = [list(s) for s in sentences[start : start + batch_size]]
+        chosen = order[start : start + batch_size]
+        chunk = [list(sentences[i]) for i in chosen]
         enc = tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
         if limit is not None and enc["input_ids"].shape[1] > limit:
+            longest = chosen[max(range(len(chunk)), key=lambda b: len(chunk[b]))]
             raise ValueError(
-                f"A sentence in {start}..{start + len(chunk) - 1} needs {enc['input_ids'].shape[1]} "
-                f"positions; the model has {limit}. Drop or split long sentences first."
+                f"Sentence {longest} needs {enc['input_ids'].shape[1]} positions; the model has {limit}. "
+                "Drop or split long sentences first."
             )
         hidden = model(**enc.to(device), output_hidden_states=True).hidden_states  # (L+1) x [B, T, H]
         stacked = torch.stack(hidden, dim=2)  # [B, T, L+1, H]
@@ -65,10 +69,10 @@ def word_features(
                     firsts.append(position)
             if len(firsts) != len(chunk[b]):
                 raise ValueError(
-                    f"Sentence {start + b}: {len(chunk[b])} words but {len(firsts)} reached the "
+                    f"Sentence {chosen[b]}: {len(chunk[b])} words but {len(firsts)} reached the "
                     "model (a word with no word pieces?)."
                 )
-            out.append(stacked[b, firsts].float().cpu())
+            out[chosen[b]] = stacked[b, firsts].float().cpu()
     model.train(was_training)
     return torch.cat(out)
 

@@ -109,6 +109,14 @@ def test_masked_log_probs_masks_one_position_at_a_time(tiny_mlm, tokenizer):
     with torch.no_grad():
         expected = tiny_mlm(input_ids=torch.tensor([masked])).logits[0, 2].log_softmax(-1)[ids[2]]
     assert masked_log_probs(tiny_mlm, tokenizer, ids, [2]) == pytest.approx(float(expected), abs=1e-5)
+    # several positions in one batch (only the masked rows are projected): the sum of the one-at-a-time full-head values
+    one_by_one = 0.0
+    for p in (1, 2, 3):
+        masked = list(ids)
+        masked[p] = tokenizer.mask_token_id
+        with torch.no_grad():
+            one_by_one += float(tiny_mlm(input_ids=torch.tensor([masked])).logits[0, p].log_softmax(-1)[ids[p]])
+    assert masked_log_probs(tiny_mlm, tokenizer, ids, [1, 2, 3], batch_size=2) == pytest.approx(one_by_one, abs=1e-4)
     assert masked_log_probs(tiny_mlm, tokenizer, ids, []) == 0.0
     a, b = pair_scores(tiny_mlm, tokenizer, "the nurse was kind", "the nurse was kind")
     assert a == pytest.approx(b) and a < 0
@@ -156,6 +164,9 @@ def test_word_features_keep_each_words_first_piece(tiny_mlm, tokenizer):
     assert torch.allclose(feats[1, 2], hidden[2][0, first_of_cats], atol=1e-5)
     assert torch.allclose(feats[0, 0], hidden[0][0, 1], atol=1e-5)
     assert torch.equal(layer(feats, -1), feats[:, 2])
+    # batched by length, returned in sentence order: the longer sentence first gives its three words first
+    flipped = word_features(encoder, tokenizer, sentences[::-1], batch_size=1)
+    assert torch.allclose(flipped, torch.cat([feats[2:], feats[:2]]), atol=1e-5)
     with pytest.raises(IndexError, match="layers 0 \\(embeddings\\) to 2"):
         layer(feats, 3)
     with pytest.raises(ValueError, match="positions; the model has 64"):
