@@ -10,7 +10,7 @@ ships in ``data/models/tiny-bert-books`` (10 MB, fp32, ``manifest.json`` with th
 every file), so a student's first lesson starts with the lessons, and every machine loads the same weights (builds on
 different CPUs round differently, enough to move a claim). It is the general-domain starting point of the later
 offline lessons (03a's small-model row, 05's domain-adaptive pretraining); 05 and 07 also read the books it was trained
-on (``load_books``).
+on (``load_books``), and 01 trains it a hundred steps more for SpanBERT's span-boundary objective.
 
 A damaged shipped checkpoint is an error that says how to restore it. Where the recipe in ``profiles`` no longer
 matches the shipped one's key (a maintainer changed it), the checkpoint is trained and kept in the cache instead:

@@ -4,7 +4,8 @@ Paragraphs are tokenized, joined end to end with ``[SEP]`` between them, and cut
 ``[CLS] + (block_length - 2) pieces + [SEP]`` (RoBERTa's FULL-SENTENCES packing; Liu et al. 2019).
 
 Lesson 02 introduces packing and uses it for every pretraining run; ``corpus_blocks`` packs any corpus for continued
-pretraining with clear errors when there is too little text (lessons 05, 06, 07).
+pretraining with clear errors when there is too little text (lessons 05, 06, 07). Lesson 01 packs the books for its
+span-boundary run.
 """
 
 from __future__ import annotations
