@@ -117,7 +117,8 @@ def test_lesson_08_recipe_names_real_tasks_and_the_issues_k(name):
     from course_utils.glue import glue_task
 
     r = get_profile(name).prompting
-    assert list(r.fewshot_k) == sorted(set(r.fewshot_k)) and len(r.fewshot_k) >= 3  # a curve over k, >= 3 points
+    # a curve over k: >= 3 points in full; quick keeps k = 8 and 32 (its k = 64 row, 6 of 18 runs, was within noise)
+    assert list(r.fewshot_k) == sorted(set(r.fewshot_k)) and len(r.fewshot_k) >= (3 if name == "full" else 2)
     assert r.seeds >= 3 and r.multitask_seeds >= 2
     assert all(k % 2 == 0 for k in r.fewshot_k)  # each run draws half of each class
     assert r.small_task != r.aux_task and glue_task(r.small_task) and glue_task(r.aux_task)
