@@ -1,10 +1,11 @@
 """Claims: what a lesson says its numbers show, as an expectation per profile, checked and recorded in one call.
 
 Every lesson uses it (lesson 01 introduces it). A claim names a measured value, a comparison and a threshold for each
-profile that is expected to meet it::
+profile that is expected to meet it. A lesson writes only the first three; the thresholds, the paper they come from
+and what a miss means live in ``course_utils.expectations``, under the claim's name::
 
-    claim("SST-2 validation accuracy", accuracy, ">=", quick=0.85, full=0.912,
-          source="Devlin et al. (2019), Table 1: bert-base 92.7 on the SST-2 dev set, less 1.5 points")
+    claim("SST-2 validation accuracy", accuracy, ">=")     # quick >= 0.85, full >= 0.912 (expectations.py)
+    claim("SST-2 accuracy", accuracy, ">=", quick=0.85, full=0.912, source="...")   # explicit, as tests do
 
 In the running profile the claim either holds (printed, recorded), fails (recorded, then ``ClaimFailed``, an
 ``AssertionError``, stops the notebook like the ``assert`` it replaces), or is not expected there (recorded and
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .expectations import expectation_for
 from .profiles import PROFILES, active_profile
 from .report import checked_claims, note_claim
 
@@ -83,20 +85,39 @@ def _shown(threshold: Any) -> str:
 
 
 def claim(
-    name: str, value: Any, op: str, *, every: Any = None, source: str | None = None, why: str = "", **thresholds: Any
+    name: str,
+    value: Any,
+    op: str,
+    *,
+    every: Any = None,
+    source: str | None = None,
+    why: str = "",
+    **thresholds: Any,
 ) -> Claim:
     """Check ``value op threshold`` for the running profile; record and print the outcome; return the ``Claim``.
 
     ``op`` is one of ``>=``, ``>``, ``<=``, ``<`` or ``between`` (threshold ``(low, high)``, both included).
     Thresholds are keyword arguments named after profiles (``quick=``, ``full=``, ``rehearsal=``); ``every=`` gives
-    all profiles one threshold. A profile without a threshold records the value as 'not expected'. A value that is
-    not a finite number (a NaN loss) fails wherever a threshold is expected. Raises ``ClaimFailed`` when the claim
-    fails in the running profile, after recording it.
+    all profiles one threshold. Without any, the lesson's expectation is looked up by ``name`` in
+    ``course_utils.expectations`` (thresholds, source and meaning), so that a lesson's cell shows only what it
+    measured: ``claim("SST-2 validation accuracy", accuracy, ">=")``. A profile without a threshold records the value
+    as 'not expected'. A value that is not a finite number (a NaN loss) fails wherever a threshold is expected. Raises
+    ``ClaimFailed`` when the claim fails in the running profile, after recording it.
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"claim needs a name that says what was measured, e.g. 'SST-2 accuracy'; got {name!r}.")
     if op not in _OPS:
         raise ValueError(f"claim {name!r}: unknown comparison {op!r}; accepted: {', '.join(_OPS)}.")
+    if every is None and not thresholds:
+        expected_here = expectation_for(name)  # KeyError saying where entries live, if the claim has none
+        if expected_here.op != op:
+            raise ValueError(
+                f"claim {name!r} compares with {op!r}, but its entry in course_utils/expectations.py says "
+                f"{expected_here.op!r}: one of them is wrong."
+            )
+        every, thresholds = expected_here.every, dict(expected_here.thresholds)
+        source = source or expected_here.source
+        why = why or expected_here.why
     unknown = sorted(set(thresholds) - set(PROFILES))
     if unknown:
         raise ValueError(

@@ -60,7 +60,7 @@ def test_a_non_finite_value_fails_wherever_something_is_expected():
         (dict(name="", value=1, op=">="), "needs a name"),
         (dict(name="x", value=1, op="=="), r"unknown comparison '=='; accepted: >=, >, <=, <, between"),
         (dict(name="x", value=1, op=">=", fast=1), r"no profile called 'fast'.*quick, full, rehearsal"),
-        (dict(name="x", value=1, op=">="), "expects nothing in any profile"),
+        (dict(name="x", value=1, op=">=", quick=None), "expects nothing in any profile"),
         (dict(name="x", value=1, op="between", quick=(2, 1)), r"pair \(low, high\) with low <= high"),
         (dict(name="x", value=1, op=">=", quick="high"), "must be a number"),
     ],
