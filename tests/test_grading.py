@@ -1012,3 +1012,18 @@ def test_nbgrader_accepts_the_course_notebooks(tmp_path):
         assert [strip(c.source) for c in theirs.cells if c.cell_type == "code"] == [
             strip(c.source) for c in ours.cells if c.cell_type == "code"
         ], path.name
+
+
+@pytest.mark.slow
+def test_the_batch_writes_a_class_report_and_gradescope_results(batch):
+    """Issue 40: the class report (terminal and page) and Gradescope's results.json per submission, from the batch."""
+    folder = batch["out"].parent
+    page = (folder / "class-report.html").read_text()
+    assert "01_tiny:double" in page and "Needs a look" in page and "endless_loop · 01_tiny: time limit" in page
+    alice = json.loads((folder / "gradescope" / "alice.json").read_text())
+    assert alice["score"] == sum(FULL.values()) and {t["status"] for t in alice["tests"]} == {"passed"}
+    loop = json.loads((folder / "gradescope" / "endless_loop.json").read_text())
+    double = next(t for t in loop["tests"] if t["name"] == "01_tiny:double")
+    assert (double["score"], double["status"]) == (0, "failed") and "time limit" in double["output"]
+    students = len(batch["grades"])
+    assert f"graded {students - 1}, not submitted 0, unreadable 1" in batch["stdout"]  # "corrupt" is unreadable

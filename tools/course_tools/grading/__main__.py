@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .autograde import autograde
 from .exercises import ExerciseError
 from .isolation import CHOICES, ISOLATION_VARIABLE
 from .release import release
-from .reporting import totals
+from .reporting import batch_counts, class_summary, class_table, totals
 from .runner import Limits
 
 
@@ -76,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{student}: {total:g} / {possible:g}"
             + (f"  NEEDS A LOOK: a lesson cell failed in {', '.join(look)}" if look else "")
         )
-    print(f"grades: {args.out}")
+    columns = list(dict.fromkeys(c for notebooks in results.values() for g in notebooks for c in g.outcomes))
+    print()
+    print(class_table(class_summary(results, columns), batch_counts(results)))
+    out = Path(args.out)
+    print(f"grades: {out}; class report: {out.parent / 'class-report.html'}; Gradescope: {out.parent / 'gradescope'}/")
     return 0
 
 

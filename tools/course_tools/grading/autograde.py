@@ -20,6 +20,7 @@ look (the table's ``needs_look`` column, a line atop the feedback).
 from __future__ import annotations
 
 import ctypes
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -33,7 +34,15 @@ from .environment import kernel_environment, sandbox_policy
 from .exercises import find_exercises
 from .isolation import detect_isolation
 from .release import notebooks_in
-from .reporting import feedback_text, grade_table
+from .reporting import (
+    batch_counts,
+    class_report_html,
+    class_summary,
+    feedback_text,
+    grade_table,
+    gradescope_results,
+    needs_a_look,
+)
 from .runner import Limits
 from .scoring import CalibrationError, NotebookGrade, calibrate, grade_notebook, zero_grade
 from .submissions import find_submissions
@@ -56,7 +65,9 @@ def autograde(
     isolation: str | None = None,
 ) -> dict[str, list[NotebookGrade]]:
     """Grade every student folder in ``submissions`` against the solution notebooks in ``source``; write the grade
-    table ``out`` (CSV) and one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``).
+    table ``out`` (CSV), one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``), and
+    beside ``out`` the class report ``class-report.html`` and each submission in Gradescope's format
+    (``gradescope/<student>.json``).
 
     Only the notebooks that at least one student handed in are graded. First (unless ``calibration`` is False) each
     of their solution notebooks is graded under the same sandbox and limits (:func:`.scoring.calibrate`); if one
@@ -119,5 +130,11 @@ def autograde(
     columns = [e.column for name in graded for e in exercises[name]]
     for student, notebooks in results.items():
         atomic_write_text(feedback / f"{student}.md", feedback_text(student, notebooks))
+    gradescope = out.parent / "gradescope"
+    gradescope.mkdir(parents=True, exist_ok=True)
+    for student, notebooks in results.items():
+        atomic_write_text(gradescope / f"{student}.json", json.dumps(gradescope_results(notebooks), indent=1))
+    summary, counts = class_summary(results, columns), batch_counts(results)
+    atomic_write_text(out.parent / "class-report.html", class_report_html(summary, counts, needs_a_look(results)))
     atomic_write_text(out, grade_table(results, columns))
     return results

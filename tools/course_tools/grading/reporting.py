@@ -1,9 +1,15 @@
-"""Reporting grades: the grade table (CSV), each student's totals, and their feedback (Markdown)."""
+"""Reporting grades: the grade table (CSV), each student's totals and feedback (Markdown), and for the instructor the
+class report (per exercise: who earned it, the commonest failure; the grades that need a look; the batch's counts) as
+a terminal table and an HTML page, and each submission in Gradescope's ``results.json`` format."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import html
 import io
+from collections import Counter
+from dataclasses import dataclass
 
 from .scoring import NotebookGrade
 
@@ -45,3 +51,178 @@ def feedback_text(student: str, notebooks: list[NotebookGrade]) -> str:
             lines += ["", "Notes:", *(f"- {n}" for n in grade.notes)]
         lines.append("")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ the class report
+# What the instructor acts on after a batch: per exercise, how many earned it and why the others did not; which
+# grades need a look; and the same grades in the formats an LMS imports (the CSV above; Gradescope's results.json).
+
+TIME_OUT, MEMORY, GRADER = "time limit", "memory limit", "grader error"
+
+
+@dataclass
+class ExerciseSummary:
+    """One exercise over the class: who earned its points, and the commonest reason of those who did not."""
+
+    column: str  # "<notebook>:<exercise>"
+    max_points: float
+    students: int
+    earned: int  # students with every point of it
+    mean_points: float
+    top_failure: str  # the commonest reason among those who missed points ("" when nobody did)
+    top_failure_count: int
+
+    @property
+    def share(self) -> float:
+        return self.earned / self.students if self.students else 0.0
+
+
+@dataclass
+class BatchCounts:
+    """What happened to each (student, notebook) of a batch."""
+
+    graded: int = 0  # ran and was scored (whatever the score)
+    not_submitted: int = 0
+    unreadable: int = 0  # handed in, but not a notebook
+    timed_out: int = 0  # at least one exercise ran past a time limit
+    grader_errors: int = 0  # the grader itself failed on it (zero, and the reason)
+
+
+def batch_counts(grades: dict[str, list[NotebookGrade]]) -> BatchCounts:
+    """Count, over every student's notebooks, how many were graded, not submitted, unreadable, timed out or hit a
+    grader error (a notebook can be graded and have timed out in one exercise)."""
+    counts = BatchCounts()
+    for notebooks in grades.values():
+        for grade in notebooks:
+            reasons = [o.reason for o in grade.outcomes.values()]
+            if reasons and all(r == "not submitted" for r in reasons):
+                counts.not_submitted += 1
+            elif reasons and all(r.startswith(GRADER) for r in reasons):
+                counts.grader_errors += 1
+            elif reasons and all(r == reasons[0] for r in reasons) and "not a readable notebook" in reasons[0]:
+                counts.unreadable += 1
+            else:
+                counts.graded += 1
+            counts.timed_out += any(TIME_OUT in r for r in reasons)
+    return counts
+
+
+def class_summary(grades: dict[str, list[NotebookGrade]], columns: list[str]) -> list[ExerciseSummary]:
+    """Per exercise column: students, how many earned every point, the mean points and the commonest failure."""
+    rows = []
+    for column in columns:
+        outcomes = [g.outcomes[column] for notebooks in grades.values() for g in notebooks if column in g.outcomes]
+        if not outcomes:
+            continue
+        missed = Counter(o.reason for o in outcomes if o.points < o.max_points)
+        top, count = missed.most_common(1)[0] if missed else ("", 0)
+        rows.append(
+            ExerciseSummary(
+                column,
+                outcomes[0].max_points,
+                len(outcomes),
+                sum(o.points >= o.max_points for o in outcomes),
+                sum(o.points for o in outcomes) / len(outcomes),
+                top,
+                count,
+            )
+        )
+    return rows
+
+
+def needs_a_look(grades: dict[str, list[NotebookGrade]]) -> list[tuple[str, str, str]]:
+    """(student, notebook, why) for the grades an instructor should open: a lesson cell failed, the grader failed,
+    or an exercise hit a time or memory limit (a slow but correct answer looks the same as an endless loop)."""
+    out = []
+    for student, notebooks in grades.items():
+        for g in notebooks:
+            why = [f"lesson {e}" for e in g.lesson_errors]
+            why += sorted(
+                {
+                    label
+                    for o in g.outcomes.values()
+                    for key, label in ((GRADER, "grader error"), (TIME_OUT, "time limit"), (MEMORY, "memory limit"))
+                    if key in o.reason
+                }
+            )
+            if why:
+                out.append((student, g.notebook, "; ".join(why)))
+    return out
+
+
+def class_table(summary: list[ExerciseSummary], counts: BatchCounts, width: int = 60) -> str:
+    """The class report as plain text for the terminal."""
+    lines = [
+        f"graded {counts.graded}, not submitted {counts.not_submitted}, unreadable {counts.unreadable}, "
+        f"timed out (in some exercise) {counts.timed_out}, grader errors {counts.grader_errors}",
+        "",
+        f"{'exercise':<28} {'earned':>11}  commonest failure",
+    ]
+    for row in summary:
+        failure = f"{row.top_failure_count} x {row.top_failure}" if row.top_failure else "-"
+        failure = failure if len(failure) <= width else failure[: width - 3] + "..."
+        lines.append(f"{row.column:<28} {row.earned:>3}/{row.students:<3} {row.share:>4.0%}  {failure}")
+    return "\n".join(lines)
+
+
+def class_report_html(
+    summary: list[ExerciseSummary], counts: BatchCounts, look: list[tuple[str, str, str]], title: str = "Class report"
+) -> str:
+    """A self-contained HTML page: the share of students who earned each exercise (a bar chart), the table with the
+    commonest failure, the batch's counts and the grades that need a look."""
+    chart = _share_chart(summary)
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{esc(r.column)}</td><td>{r.max_points:g}</td><td>{r.earned} / {r.students}</td>"
+        f"<td>{r.share:.0%}</td><td>{r.mean_points:.2f}</td>"
+        f"<td>{esc(f'{r.top_failure_count} × {r.top_failure}') if r.top_failure else ''}</td></tr>"
+        for r in summary
+    )
+    looks = "".join(f"<li>{esc(s)} · {esc(n)}: {esc(w)}</li>" for s, n, w in look) or "<li>none</li>"
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title><style>"
+        "body{font-family:sans-serif;max-width:60rem;margin:2rem auto}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}</style></head><body>"
+        f"<h1>{esc(title)}</h1><p>Graded {counts.graded}, not submitted {counts.not_submitted}, unreadable "
+        f"{counts.unreadable}, timed out in some exercise {counts.timed_out}, grader errors {counts.grader_errors}."
+        f"</p><img alt='share of students who earned each exercise' src='data:image/png;base64,{chart}'>"
+        "<table><tr><th>exercise</th><th>points</th><th>earned</th><th>share</th><th>mean points</th>"
+        f"<th>commonest failure</th></tr>{rows}</table><h2>Needs a look</h2><ul>{looks}</ul></body></html>"
+    )
+
+
+def _share_chart(summary: list[ExerciseSummary]) -> str:
+    """A horizontal bar chart of each exercise's share of students who earned it, as base64 PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(summary) + 1.2))
+    ax.barh([r.column for r in summary][::-1], [r.share for r in summary][::-1], color="tab:blue")
+    ax.set(xlim=(0, 1), xlabel="share of students who earned every point")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def gradescope_results(notebooks: list[NotebookGrade]) -> dict:
+    """One submission in Gradescope's autograder ``results.json`` format: the total score and one test per exercise
+    (name, score, max_score, status, output), each visible to the student; the output is the feedback's reason,
+    which never holds a hidden test's code."""
+    tests = [
+        {
+            "name": column,
+            "score": outcome.points,
+            "max_score": outcome.max_points,
+            "status": "passed" if outcome.points >= outcome.max_points else "failed",
+            "output": outcome.reason,
+            "visibility": "visible",
+        }
+        for grade in notebooks
+        for column, outcome in grade.outcomes.items()
+    ]
+    notes = [f"{g.notebook}: {n}" for g in notebooks for n in g.notes]
+    return {"score": totals(notebooks)[0], "output": "\n".join(notes), "tests": tests}
