@@ -1027,3 +1027,34 @@ def test_the_batch_writes_a_class_report_and_gradescope_results(batch):
     assert (double["score"], double["status"]) == (0, "failed") and "time limit" in double["output"]
     students = len(batch["grades"])
     assert f"graded {students - 1}, not submitted 0, unreadable 1" in batch["stdout"]  # "corrupt" is unreadable
+
+
+def test_a_failed_hidden_test_says_which_property_and_nothing_of_its_code():
+    """Issue 40: the student learns what property failed (the message written with the test), not the test."""
+    from course_tools.grading.scoring import hidden_reason
+
+    said = hidden_reason({"ename": "AssertionError", "evalue": "max_pool should work when every value is negative"})
+    assert (
+        said == "passes the visible check but not the hidden tests: max_pool should work when every value is negative"
+    )
+    assert hidden_reason({"ename": "AssertionError", "evalue": ""}).endswith("hidden tests (AssertionError)")
+    assert hidden_reason({"ename": "KeyError", "evalue": "'secret'"}).endswith("hidden tests (KeyError)")
+
+
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem
+)
+def test_every_hidden_assertion_in_the_course_states_its_property(path):
+    """Each hidden assertion carries a plain-text message (no f-string, no values): what the feedback shows."""
+    bare = []
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        source = "".join(cell["source"])
+        if "### BEGIN HIDDEN TESTS" not in source:
+            continue
+        hidden = split_hidden(source)[1]
+        for node in ast.walk(ast.parse(without_magics(hidden))):
+            if isinstance(node, ast.Assert) and not (
+                isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str) and node.msg.value.strip()
+            ):
+                bare.append(f"cell {index}: {ast.unparse(node.test)[:80]}")
+    assert bare == []

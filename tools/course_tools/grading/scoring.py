@@ -115,7 +115,7 @@ def score(steps: list[Step], run: Run, exercise: Exercise) -> tuple[bool, str, l
         if hidden is None:
             return False, "not graded: the run stopped during the hidden tests", notes
         if hidden.get("status") == "error":
-            return False, f"passes the visible check but not the hidden tests ({hidden.get('ename', 'Error')})", notes
+            return False, hidden_reason(hidden), notes
     tampered = _guard_report(run, guards[-1]) if guards else None
     if tampered is None:
         return False, "not graded: the run stopped before the grader's last check", notes
@@ -129,6 +129,16 @@ def score(steps: list[Step], run: Run, exercise: Exercise) -> tuple[bool, str, l
             notes,
         )
     return True, "passed", notes
+
+
+def hidden_reason(reply: dict[str, Any]) -> str:
+    """Why a hidden test failed, for the student: the property its assertion states (the message written with the
+    test, e.g. "embedding_parameters should hold for any config, not only BERT-base"), never its code or the values
+    it compared. An assertion without a message, or another error, is named by its type only."""
+    ename, message = reply.get("ename", "Error"), str(reply.get("evalue", "")).strip()
+    if ename == "AssertionError" and message:
+        return f"passes the visible check but not the hidden tests: {message}"
+    return f"passes the visible check but not the hidden tests ({ename})"
 
 
 def zero_grade(name: str, exercises: list[Exercise], reason: str) -> NotebookGrade:
