@@ -492,8 +492,9 @@ def _pattern(name: str) -> re.Pattern:
 
 
 @cache
-def _templates() -> list[tuple[re.Pattern, str]]:
-    return [(_pattern(name), name) for lesson in LESSONS.values() for name in lesson if re.search(r"\{\w+\}", name)]
+def _templates() -> list[tuple[re.Pattern, Expectation]]:
+    """(pattern, entry) for every name with placeholders."""
+    return [(_pattern(n), e) for lesson in LESSONS.values() for n, e in lesson.items() if re.search(r"\{\w+\}", n)]
 
 
 def expectation_for(name: str) -> Expectation:
@@ -503,10 +504,9 @@ def expectation_for(name: str) -> Expectation:
     for lesson in LESSONS.values():
         if name in lesson:
             return lesson[name]
-    for pattern, template in _templates():
+    for pattern, entry in _templates():
         found = pattern.match(name)
         if found:
-            entry = next(lesson[template] for lesson in LESSONS.values() if template in lesson)
             fill = found.groupdict()
             return Expectation(
                 entry.op,

@@ -16,6 +16,7 @@ from course_tools.grading.reporting import (
     needs_a_look,
 )
 from course_tools.grading.scoring import NotebookGrade, Outcome
+from course_tools.grading.submissions import UNREADABLE
 
 COLUMNS = ["01:a", "01:b"]
 
@@ -55,7 +56,7 @@ def test_the_batch_counts_and_the_grades_that_need_a_look():
     counts = batch_counts(_class())
     assert (counts.graded, counts.not_submitted, counts.grader_errors, counts.timed_out) == (4, 1, 1, 1)
     corrupt = {
-        "gil": [NotebookGrade("01", {c: Outcome(0, 2, "this is not a readable notebook: bad JSON") for c in COLUMNS})]
+        "gil": [NotebookGrade("01", {c: Outcome(0, 2, f"{UNREADABLE} (JSONDecodeError: bad JSON)") for c in COLUMNS})]
     }
     assert (batch_counts(corrupt).unreadable, batch_counts(corrupt).graded) == (1, 0)
     look = {(s, why) for s, _, why in needs_a_look(_class())}

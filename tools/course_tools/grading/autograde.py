@@ -44,7 +44,7 @@ from .reporting import (
     needs_a_look,
 )
 from .runner import Limits
-from .scoring import CalibrationError, NotebookGrade, calibrate, grade_notebook, zero_grade
+from .scoring import GRADER_ERROR, CalibrationError, NotebookGrade, calibrate, grade_notebook, zero_grade
 from .submissions import find_submissions
 
 
@@ -125,7 +125,7 @@ def autograde(
                 name, sources[name], exercises[name], handed_in[student][name], per_notebook[name], policy, env
             )
         except Exception as err:  # noqa: BLE001 - the batch goes on; this student's notebook gets zero and the reason
-            grade = zero_grade(name, exercises[name], f"grader error: {type(err).__name__}: {err}")
+            grade = zero_grade(name, exercises[name], f"{GRADER_ERROR}: {type(err).__name__}: {err}")
         results[student].append(grade)
     columns = [e.column for name in graded for e in exercises[name]]
     for student, notebooks in results.items():

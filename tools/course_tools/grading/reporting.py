@@ -11,7 +11,8 @@ import io
 from collections import Counter
 from dataclasses import dataclass
 
-from .scoring import NotebookGrade
+from .scoring import GRADER_ERROR, MEMORY_LIMIT, NOT_SUBMITTED, TIME_LIMIT, NotebookGrade
+from .submissions import UNREADABLE
 
 
 def grade_table(grades: dict[str, list[NotebookGrade]], columns: list[str]) -> str:
@@ -57,8 +58,6 @@ def feedback_text(student: str, notebooks: list[NotebookGrade]) -> str:
 # What the instructor acts on after a batch: per exercise, how many earned it and why the others did not; which
 # grades need a look; and the same grades in the formats an LMS imports (the CSV above; Gradescope's results.json).
 
-TIME_OUT, MEMORY, GRADER = "time limit", "memory limit", "grader error"
-
 
 @dataclass
 class ExerciseSummary:
@@ -95,15 +94,15 @@ def batch_counts(grades: dict[str, list[NotebookGrade]]) -> BatchCounts:
     for notebooks in grades.values():
         for grade in notebooks:
             reasons = [o.reason for o in grade.outcomes.values()]
-            if reasons and all(r == "not submitted" for r in reasons):
+            if reasons and all(r == NOT_SUBMITTED for r in reasons):
                 counts.not_submitted += 1
-            elif reasons and all(r.startswith(GRADER) for r in reasons):
+            elif reasons and all(r.startswith(GRADER_ERROR) for r in reasons):
                 counts.grader_errors += 1
-            elif reasons and all(r == reasons[0] for r in reasons) and "not a readable notebook" in reasons[0]:
+            elif reasons and all(r == reasons[0] for r in reasons) and reasons[0].startswith(UNREADABLE):
                 counts.unreadable += 1
             else:
                 counts.graded += 1
-            counts.timed_out += any(TIME_OUT in r for r in reasons)
+            counts.timed_out += any(TIME_LIMIT in r for r in reasons)
     return counts
 
 
@@ -141,8 +140,8 @@ def needs_a_look(grades: dict[str, list[NotebookGrade]]) -> list[tuple[str, str,
                 {
                     label
                     for o in g.outcomes.values()
-                    for key, label in ((GRADER, "grader error"), (TIME_OUT, "time limit"), (MEMORY, "memory limit"))
-                    if key in o.reason
+                    for label in (GRADER_ERROR, TIME_LIMIT, MEMORY_LIMIT)
+                    if label in o.reason
                 }
             )
             if why:

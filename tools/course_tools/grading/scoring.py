@@ -28,6 +28,8 @@ from .sandbox import Policy
 from .submissions import read_submission, student_answers
 
 NOT_ANSWERED = "NotImplementedError"
+# Words the reasons below are built from; the class report (:mod:`.reporting`) counts outcomes by them
+NOT_SUBMITTED, TIME_LIMIT, MEMORY_LIMIT, GRADER_ERROR = "not submitted", "time limit", "memory limit", "grader error"
 
 
 @dataclass
@@ -64,9 +66,9 @@ class CalibrationError(ValueError):
 
 def _why(ended: str, limits: Limits) -> str:
     return {
-        "time": f"did not finish within its time limit ({limits.cell_seconds:g} s per exercise cell, "
+        "time": f"did not finish within its {TIME_LIMIT} ({limits.cell_seconds:g} s per exercise cell, "
         f"{limits.notebook_seconds:g} s per notebook) — an endless loop?",
-        "memory": f"used more than the memory limit ({limits.memory_mb} MB)",
+        "memory": f"used more than the {MEMORY_LIMIT} ({limits.memory_mb} MB)",
         "died": "ended the Python process (os._exit, exit() or a crash)",
     }.get(ended, f"stopped the run ({ended})")
 
@@ -158,7 +160,7 @@ def grade_notebook(
     """Grade one student's copy (``data``: the file's bytes, None if not submitted) of notebook ``name``."""
     grade = NotebookGrade(name)
     if data is None:
-        return zero_grade(name, exercises, "not submitted")
+        return zero_grade(name, exercises, NOT_SUBMITTED)
     try:
         submission = read_submission(data)
     except ValueError as err:
@@ -237,9 +239,9 @@ def _likely_cause(text: str) -> str:
             "a path the sandbox denied: the lesson needs a file inside a folder it hides (the checkout, the "
             "submissions, the feedback) or a cache outside ~/.cache"
         )
-    if "time limit" in text:
+    if TIME_LIMIT in text:
         return "a time limit too tight for this machine: raise --time-limit or --cell-time-limit"
-    if "memory limit" in text:
+    if MEMORY_LIMIT in text:
         return "a memory limit too tight: raise --memory-mb"
     if "could not be loaded" in text or "not found" in text:
         return "the environment: data or a model the lesson loads is not reachable from here"

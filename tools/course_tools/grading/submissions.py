@@ -13,6 +13,8 @@ import nbformat
 
 from .exercises import Exercise, nbgrader_meta
 
+UNREADABLE = "not a readable notebook"  # how a file that is no notebook is reported (and counted, :mod:`.reporting`)
+
 
 def find_submissions(folder: Path, notebooks: list[str]) -> dict[str, dict[str, bytes | None]]:
     """``{student: {notebook: bytes or None}}`` for the student folders in ``folder``, read into memory now, so that
@@ -43,9 +45,9 @@ def read_submission(data: bytes) -> Any:
     try:
         nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:  # noqa: BLE001 - any parse failure is the same verdict for the student
-        raise ValueError(f"not a readable notebook ({type(err).__name__}: {str(err)[:200]})") from None
+        raise ValueError(f"{UNREADABLE} ({type(err).__name__}: {str(err)[:200]})") from None
     if not isinstance(nb.get("cells"), list):
-        raise ValueError("not a readable notebook (it has no list of cells)")
+        raise ValueError(f"{UNREADABLE} (it has no list of cells)")
     return nb
 
 
