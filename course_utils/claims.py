@@ -85,14 +85,7 @@ def _shown(threshold: Any) -> str:
 
 
 def claim(
-    name: str,
-    value: Any,
-    op: str,
-    *,
-    every: Any = None,
-    source: str | None = None,
-    why: str = "",
-    **thresholds: Any,
+    name: str, value: Any, op: str, *, every: Any = None, source: str | None = None, why: str = "", **thresholds: Any
 ) -> Claim:
     """Check ``value op threshold`` for the running profile; record and print the outcome; return the ``Claim``.
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from .training import mlm_parts
+from .training import logits_at
 
 SLOT = "[MASK]"
 FACTS_FILE = Path(__file__).parent / "data" / "cloze_facts.tsv"
@@ -76,12 +76,7 @@ def logits_at_mask(model, batch, mask_token_id: int) -> torch.Tensor:
             f"Every row needs exactly one mask token (id {mask_token_id}); found {rows.numel()} mask(s) "
             f"in {batch['input_ids'].shape[0]} rows (cloze templates and pattern_texts give one each)."
         )
-    inputs = {k: v for k, v in batch.items() if k != "labels"}
-    parts = mlm_parts(model)
-    if parts is None:
-        return model(**inputs).logits[rows, cols]
-    encoder, head = parts
-    return head(encoder(**inputs).last_hidden_state[rows, cols])  # [B, H] -> [B, V]
+    return logits_at(model, {k: v for k, v in batch.items() if k != "labels"}, rows, cols)  # [B, V]
 
 
 @torch.no_grad()

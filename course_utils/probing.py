@@ -54,7 +54,7 @@ def word_features(
         chunk = [list(sentences[i]) for i in chosen]
         enc = tokenizer(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
         if limit is not None and enc["input_ids"].shape[1] > limit:
-            longest = chosen[max(range(len(chunk)), key=lambda b: len(chunk[b]))]
+            longest = chosen[int(enc["attention_mask"].sum(1).argmax())]
             raise ValueError(
                 f"Sentence {longest} needs {enc['input_ids'].shape[1]} positions; the model has {limit}. "
                 "Drop or split long sentences first."

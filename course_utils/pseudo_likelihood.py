@@ -19,7 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .quiet import is_quiet
-from .training import mlm_parts
+from .training import logits_at
 
 
 def shared_positions(a: Sequence[int], b: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -40,18 +40,13 @@ def masked_log_probs(model, tokenizer, ids: Sequence[int], positions: Sequence[i
         return 0.0
     device = next(model.parameters()).device
     seq = torch.tensor(ids, device=device)
-    parts = mlm_parts(model)  # BERT and ALBERT: project only the masked rows onto the vocabulary (lesson 02, 3c)
     total = 0.0
     for start in range(0, len(positions), batch_size):
         pos = torch.tensor(positions[start : start + batch_size], device=device)
         rows = torch.arange(len(pos), device=device)
         batch = seq.repeat(len(pos), 1)  # [P, T]
         batch[rows, pos] = tokenizer.mask_token_id
-        if parts is None:
-            logits = model(input_ids=batch).logits[rows, pos]  # [P, vocab]
-        else:
-            encoder, head = parts
-            logits = head(encoder(input_ids=batch).last_hidden_state[rows, pos])  # [P, H] -> [P, vocab]
+        logits = logits_at(model, {"input_ids": batch}, rows, pos)  # [P, vocab], only the masked rows projected
         total += float(logits.float().log_softmax(-1).gather(1, seq[pos].unsqueeze(1)).sum())
     return total
 

@@ -139,6 +139,17 @@ def mlm_parts(model):
     return None
 
 
+def logits_at(model, inputs: dict, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """A masked LM's vocabulary logits at positions ``(rows[i], cols[i])`` of a batch (``inputs``: ``input_ids`` [B, T]
+    and the model's other inputs) -> [N, V]. BERT and ALBERT project only those N rows onto the vocabulary (hidden
+    [B, T, H] -> [N, H] -> [N, V], lesson 02's shortcut); other masked LMs run their whole head."""
+    parts = mlm_parts(model)
+    if parts is None:
+        return model(**inputs).logits[rows, cols]
+    encoder, head = parts
+    return head(encoder(**inputs).last_hidden_state[rows, cols])
+
+
 def _body(model) -> torch.nn.Module:
     """The pretrained encoder of a ``PooledClassifier`` (``.encoder``) or of a Hugging Face ``...ForMaskedLM``
     (``.base_model``, e.g. ``BertForMaskedLM.bert``)."""
