@@ -12,4 +12,5 @@ The lessons import ``course_utils`` alone; this package is for maintainers, inst
     python -m course_tools.colab_links check|sync          # badges and first cells at the release
     python -m course_tools.shipped_data [verify|ship]      # the datasets that ship with the course
     python -m course_tools.regime_search       # lesson 05's table of fine-tuning regimes
+    python -m course_tools.execute_notebook    # one notebook in its own kernel (run_course starts one per notebook)
 """

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -29,76 +28,7 @@ from course_utils.paths import repo_root
 from course_utils.profiles import PROFILES, SET_ENV, get_profile, with_settings
 from course_utils.report import RESULTS_ENV
 
-from .jupyter_kernel import this_environment_kernel_manager
-
 REPORT_NAME = "course-report.json"
-
-
-# --------------------------------------------------------------------------------------------- one notebook (child)
-def _execute_one(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
-    """Run one notebook in a fresh kernel of this Python environment; write the executed copy, even on failure."""
-    # imported where it is used, so that `--help` and the parent process (which only starts children) answer at once
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
-
-    nb = nbformat.read(source, as_version=4)
-    km = this_environment_kernel_manager()
-    peak = {"mb": 0.0}
-    cells: list[list] = []  # [cell index, seconds, first source line] per code cell: where a lesson's time goes
-    started = {"at": 0.0}
-
-    def note_start(**_: Any) -> None:
-        started["at"] = time.perf_counter()
-
-    def after_cell(cell: Any = None, cell_index: int = -1, **_: Any) -> None:  # peak memory and the cell's time
-        process = getattr(km.provisioner, "process", None)
-        if process is not None:
-            peak["mb"] = max(peak["mb"], _peak_rss_mb(process.pid))
-        if cell is not None:
-            first = next((line for line in cell.source.splitlines() if line.strip()), "")
-            cells.append([cell_index, round(time.perf_counter() - started["at"], 2), first[:80]])
-
-    client = NotebookClient(
-        nb,
-        km=km,
-        timeout=cell_timeout,
-        resources={"metadata": {"path": str(source.parent)}},
-        record_timing=False,  # no per-cell timestamps: refreshed notebooks diff only where outputs change
-        on_cell_execute=note_start,
-        on_cell_executed=after_cell,
-    )
-    status, error = "ok", None
-    try:
-        client.execute()
-    except CellExecutionError as err:
-        status, error = "failed", _last_line(str(err))
-    except Exception as err:  # noqa: BLE001 - a kernel that dies or times out is a failed notebook, not a crash
-        status, error = "failed", f"{type(err).__name__}: {err}"[:500]
-    atomic_write_text(output, nbformat.writes(nb))
-    return {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1), "cells": cells}
-
-
-def _peak_rss_mb(pid: int) -> float:
-    """Peak resident memory of a process so far: Linux's high-water mark (VmHWM), else its current RSS."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    try:
-        import psutil  # a dependency of course_tools, imported where it is used
-
-        return psutil.Process(pid).memory_info().rss / 2**20
-    except Exception:  # noqa: BLE001 - the process may be gone
-        return 0.0
-
-
-def _last_line(text: str) -> str:
-    """The error line of a traceback, without terminal colours."""
-    lines = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()
-    return lines[-1][:500] if lines else "cell error"
 
 
 # ----------------------------------------------------------------------------------------------- the run (parent)
@@ -120,8 +50,7 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
     cmd = [
         sys.executable,
         "-m",
-        "course_tools.run_course",
-        "--execute-one",
+        "course_tools.execute_notebook",
         str(source),
         "--output",
         str(output),
@@ -262,15 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         help="set a recipe field of the profile for this run, e.g. --set finetuning.sst2.lr=3e-5 (repeatable; "
         "the notebooks see it as $COURSE_SET and print it under their setup)",
     )
-    parser.add_argument("--execute-one", help=argparse.SUPPRESS)
-    parser.add_argument("--output", help=argparse.SUPPRESS)
-    parser.add_argument("--child-report", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-
-    if args.execute_one:
-        entry = _execute_one(Path(args.execute_one), Path(args.output), args.timeout)
-        Path(args.child_report).write_text(json.dumps(entry))
-        return 0
 
     try:
         profile = get_profile(args.profile).name

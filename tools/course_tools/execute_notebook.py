@@ -1,0 +1,120 @@
+"""``python -m course_tools.execute_notebook SOURCE --output OUT --child-report REPORT``: one notebook, own kernel.
+
+The child process that ``course_tools.run_course`` starts for each notebook, so that a notebook's time and peak memory
+are its own. It imports Jupyter's packages and nothing of ``course_utils``: the lessons' package pulls in torch,
+transformers and datasets (about 2.5 s on 2 cores), which the kernel imports anyway and the child never uses, so a
+child that imported them would add those seconds to every notebook's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .jupyter_kernel import this_environment_kernel_manager
+
+
+def execute(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
+    """Run ``source`` in a fresh kernel of this Python environment; write the executed copy to ``output``, even on
+    failure, and return ``{"status", "error", "peak_rss_mb", "cells": [[cell index, seconds, first line], ...]}``."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(source, as_version=4)
+    km = this_environment_kernel_manager()
+    peak = {"mb": 0.0}
+    cells: list[list] = []  # [cell index, seconds, first source line] per code cell: where a lesson's time goes
+    started = {"at": 0.0}
+
+    def note_start(**_: Any) -> None:
+        started["at"] = time.perf_counter()
+
+    def after_cell(cell: Any = None, cell_index: int = -1, **_: Any) -> None:  # peak memory and the cell's time
+        process = getattr(km.provisioner, "process", None)
+        if process is not None:
+            peak["mb"] = max(peak["mb"], peak_rss_mb(process.pid))
+        if cell is not None:
+            first = next((line for line in cell.source.splitlines() if line.strip()), "")
+            cells.append([cell_index, round(time.perf_counter() - started["at"], 2), first[:80]])
+
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=cell_timeout,
+        resources={"metadata": {"path": str(source.parent)}},
+        record_timing=False,  # no per-cell timestamps: refreshed notebooks diff only where outputs change
+        on_cell_execute=note_start,
+        on_cell_executed=after_cell,
+    )
+    status, error = "ok", None
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        status, error = "failed", last_line(str(err))
+    except Exception as err:  # noqa: BLE001 - a kernel that dies or times out is a failed notebook, not a crash
+        status, error = "failed", f"{type(err).__name__}: {err}"[:500]
+    _write_whole(output, nbformat.writes(nb))
+    return {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1), "cells": cells}
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """``course_utils.atomic.atomic_write_text`` without importing the lessons' package (see the module's docstring):
+    a temporary file beside ``path``, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident memory of a process so far: Linux's high-water mark (VmHWM), else its current RSS."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import psutil  # a dependency of course_tools, imported where it is used
+
+        return psutil.Process(pid).memory_info().rss / 2**20
+    except Exception:  # noqa: BLE001 - the process may be gone
+        return 0.0
+
+
+def last_line(text: str) -> str:
+    """The error line of a traceback, without terminal colours."""
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()
+    return lines[-1][:500] if lines else "cell error"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("source", help="the notebook to run")
+    parser.add_argument("--output", required=True, help="where the executed copy goes")
+    parser.add_argument("--child-report", required=True, help="where this run's status, peak memory and cells go")
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds allowed per cell (default: 1800)")
+    args = parser.parse_args(argv)
+    entry = execute(Path(args.source), Path(args.output), args.timeout)
+    Path(args.child_report).write_text(json.dumps(entry))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
