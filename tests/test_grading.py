@@ -1058,3 +1058,40 @@ def test_every_hidden_assertion_in_the_course_states_its_property(path):
             ):
                 bare.append(f"cell {index}: {ast.unparse(node.test)[:80]}")
     assert bare == []
+
+
+PREDICTION = re.compile(r"(my|predicted)_\w+")
+
+
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem
+)
+def test_no_prediction_has_a_default_that_its_check_accepts(path):
+    """A prediction a student receives (``my_prediction = None`` outside the solution) is refused by its check until
+    the student writes one: the check's first use of the name is a guard that fails on the released value."""
+    cells = json.loads(path.read_text())["cells"]
+    found = []
+    for index, cell in enumerate(cells):
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or "### BEGIN SOLUTION" not in source:
+            continue
+        try:  # what precedes the solution: a prediction's line, or the opening of a statement the student ends
+            given = ast.parse(without_magics(source.split("### BEGIN SOLUTION")[0])).body
+        except SyntaxError:
+            continue
+        for node in given:
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            name = node.targets[0].id
+            if not PREDICTION.fullmatch(name):
+                continue
+            found.append(name)
+            released = ast.literal_eval(node.value)
+            assert released is None, f"cell {index}: {name} is released as {released!r}; release it as None"
+            check = next(c for c in cells[index + 1 :] if c["cell_type"] == "code")
+            statements = ast.parse(without_magics(split_hidden("".join(check["source"]))[0])).body
+            first_use = next(s for s in statements if any(getattr(n, "id", None) == name for n in ast.walk(s)))
+            with pytest.raises(AssertionError, match="still None"):
+                exec(compile(ast.Module([first_use], []), "check", "exec"), {name: released})
+    if path.stem[:2] in {"01", "02", "03", "04", "06", "07", "08"}:
+        assert found, f"{path.name}: its predict-then-measure exercise was not found"
