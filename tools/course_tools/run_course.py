@@ -133,6 +133,9 @@ def summary_table(report: dict[str, Any]) -> str:
         f"(profile {report['profile']}); claims: {every[HELD]} held, {every[FAILED]} failed, "
         f"{every[NOT_EXPECTED]} not expected here; report: {report['report']}"
     )
+    if "matmul_gflops" in report:  # seconds compare across runs only where the machine ran at a like speed
+        speed = report["matmul_gflops"]
+        lines.append(f"machine: fp32 matmul {speed['before']:.0f} GFLOP/s before the run, {speed['after']:.0f} after")
     return "\n".join(lines)
 
 
@@ -140,6 +143,7 @@ def run_course(
     notebooks: list[Path], out_dir: Path, profile: str, timeout: int, inplace: bool = False
 ) -> dict[str, Any]:
     """Execute ``notebooks`` in order and write ``out_dir/course-report.json``; returns the report."""
+    speed_before = machine_speed()
     start = time.perf_counter()
     entries = []
     for source in tqdm(notebooks, desc="notebooks", unit="nb", disable=None):
@@ -152,10 +156,19 @@ def run_course(
         "profile": profile,
         "notebooks": entries,
         "total_seconds": round(time.perf_counter() - start, 1),
+        "matmul_gflops": {"before": speed_before, "after": machine_speed()},
         "report": str(report_path),
     }
     atomic_write_text(report_path, json.dumps(report, indent=2))
     return report
+
+
+def machine_speed() -> float:
+    """This machine's fp32 matmul speed now, in GFLOP/s, in the shape of a MiniLM feed-forward layer ([2048, 384] @
+    [384, 1536]): the yardstick that says whether two runs' seconds compare, on a shared machine whose speed drifts."""
+    from .bench import matmul_flops  # bench imports this module's functions where it uses them; no cycle at import
+
+    return round(matmul_flops(2048, 384, 1536, seconds=1.0) / 1e9, 1)
 
 
 def find_notebooks(paths: list[str]) -> list[Path]:
