@@ -1088,6 +1088,8 @@ def test_no_prediction_has_a_default_that_its_check_accepts(path):
             found.append(name)
             released = ast.literal_eval(node.value)
             assert released is None, f"cell {index}: {name} is released as {released!r}; release it as None"
+            solution = source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+            assert re.search(rf"^\s*{name} = ", solution, re.M), f"cell {index}: the solution never sets {name}"
             check = next(c for c in cells[index + 1 :] if c["cell_type"] == "code")
             statements = ast.parse(without_magics(split_hidden("".join(check["source"]))[0])).body
             first_use = next(s for s in statements if any(getattr(n, "id", None) == name for n in ast.walk(s)))
