@@ -9,11 +9,10 @@ child that imported them would add those seconds to every notebook's time.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
-import os
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -66,20 +65,14 @@ def execute(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """``course_utils.atomic.atomic_write_text`` without importing the lessons' package (see the module's docstring):
-    a temporary file beside ``path``, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """``course_utils.atomic.atomic_write_text``, loaded from its file: importing it by name would first run the
+    lessons' package's ``__init__`` (torch, transformers; see the module's docstring). It needs the standard library
+    alone."""
+    package = importlib.util.find_spec("course_utils")  # finds the package without importing it
+    spec = importlib.util.spec_from_file_location("_course_atomic", Path(package.origin).parent / "atomic.py")
+    atomic = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(atomic)
+    atomic.atomic_write_text(path, text)
 
 
 def peak_rss_mb(pid: int) -> float:
