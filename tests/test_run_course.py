@@ -42,6 +42,8 @@ def test_report_has_status_time_memory_and_results(tmp_path):
     assert (tmp_path / "notebooks" / "fails.ipynb").is_file()  # executed copy kept, with the error in it
     assert "1/2 notebooks ok" in proc.stdout
     assert "AssertionError: arithmetic is broken" in proc.stdout  # the table shows why a notebook failed
+    speed = report["matmul_gflops"]  # the yardstick that says whether two runs' seconds compare
+    assert speed["before"] > 1 and speed["after"] > 1 and "machine: fp32 matmul" in proc.stdout
 
 
 def test_unknown_profile_is_refused(tmp_path):
@@ -61,3 +63,16 @@ def test_a_recipe_field_set_from_the_command_line_is_checked_before_any_notebook
         main(["--set", "finetuning.sst2.lrr=3e-5", "--out", str(tmp_path)])
     assert stopped.value.code == 2 and not list(tmp_path.iterdir())
     assert "FinetuneRecipe has no field 'lrr'; accepted: train_examples, epochs, lr" in capsys.readouterr().err
+
+
+def test_the_notebook_child_writes_its_copy_without_importing_the_lessons_package(tmp_path):
+    """The child run_course starts per notebook must not pay for torch and transformers (course_utils' imports)."""
+    script = (
+        "import sys; from pathlib import Path; from course_tools.execute_notebook import _write_whole; "
+        f"_write_whole(Path({str(tmp_path / 'out' / 'x.ipynb')!r}), 'whole'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('course_utils', 'torch', 'transformers')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+    assert (tmp_path / "out" / "x.ipynb").read_text() == "whole"
