@@ -81,16 +81,20 @@ def logits_at_mask(model, batch, mask_token_id: int) -> torch.Tensor:
 
 @torch.no_grad()
 def mask_logits(model, tokenizer, templates: Sequence[str], batch_size: int = 32):
-    """The MLM head's logits at the one ``[MASK]`` of each template, batch by batch: yields (start index, logits
-    [B, vocab]). The model is put in eval mode while this runs."""
+    """The MLM head's logits at the one ``[MASK]`` of each template, batch by batch, shortest templates first (a batch
+    pads only to its own longest, so sorting by length halves the work on SST-2's sentences): yields (indices into
+    ``templates`` [B], logits [B, vocab]). The model is put in eval mode while this runs."""
     texts = [check_template(t).replace(SLOT, tokenizer.mask_token) for t in templates]
+    lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
+    order = sorted(range(len(texts)), key=lengths.__getitem__)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     try:
-        for start in range(0, len(texts), batch_size):
-            batch = tokenizer(texts[start : start + batch_size], return_tensors="pt", padding=True).to(device)
-            yield start, logits_at_mask(model, batch, tokenizer.mask_token_id)  # [B, vocab]
+        for start in range(0, len(order), batch_size):
+            indices = order[start : start + batch_size]
+            batch = tokenizer([texts[i] for i in indices], return_tensors="pt", padding=True).to(device)
+            yield indices, logits_at_mask(model, batch, tokenizer.mask_token_id)  # [B, vocab]
     finally:
         model.train(was_training)
 
@@ -100,9 +104,10 @@ def fill_mask(model, tokenizer, templates: Sequence[str], k: int = 5, batch_size
     vocabulary spells them, e.g. ``paris`` or ``##s``). ``model`` is any ``...ForMaskedLM``."""
     if not 1 <= k <= len(tokenizer):
         raise ValueError(f"k={k!r}: accepted 1 to the vocabulary size ({len(tokenizer)}).")
-    out: list[list[str]] = []
-    for _, logits in mask_logits(model, tokenizer, templates, batch_size):
-        out.extend(tokenizer.convert_ids_to_tokens(ids) for ids in logits.topk(k, dim=-1).indices.tolist())
+    out: list[list[str]] = [[] for _ in templates]
+    for indices, logits in mask_logits(model, tokenizer, templates, batch_size):
+        for i, ids in zip(indices, logits.topk(k, dim=-1).indices.tolist()):
+            out[i] = tokenizer.convert_ids_to_tokens(ids)
     return out
 
 
@@ -121,10 +126,11 @@ def word_log_probs(
                 "can fill one [MASK]. Filter with is_single_token(tokenizer, word)."
             )
         ids.append(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word)[0]))
-    out: list[float] = []
-    for start, logits in mask_logits(model, tokenizer, templates, batch_size):
-        wanted = torch.tensor(ids[start : start + len(logits)], device=logits.device).unsqueeze(1)
-        out.extend(logits.log_softmax(-1).gather(1, wanted).squeeze(1).tolist())
+    out: list[float] = [0.0] * len(templates)
+    for indices, logits in mask_logits(model, tokenizer, templates, batch_size):
+        wanted = torch.tensor([ids[i] for i in indices], device=logits.device).unsqueeze(1)
+        for i, value in zip(indices, logits.log_softmax(-1).gather(1, wanted).squeeze(1).tolist()):
+            out[i] = value
     return out
 
 
@@ -175,7 +181,7 @@ def label_logits(
     """The MLM head's logits of the label words at each text's ``[MASK]``: texts with one ``[MASK]`` -> [N, C]
     (column c is label c's word). ``argmax(-1)`` is the zero-shot prediction."""
     ids = torch.as_tensor(list(label_ids))
-    out = [
-        logits[:, ids.to(logits.device)].float().cpu() for _, logits in mask_logits(model, tokenizer, texts, batch_size)
-    ]
-    return torch.cat(out) if out else torch.empty(0, len(ids))
+    out = torch.empty(len(texts), len(ids))
+    for indices, logits in mask_logits(model, tokenizer, texts, batch_size):
+        out[torch.as_tensor(indices)] = logits[:, ids.to(logits.device)].float().cpu()
+    return out

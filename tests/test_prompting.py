@@ -76,6 +76,32 @@ def test_label_logits_are_the_mask_logits_of_the_label_words(tiny_mlm, tokenizer
         mask_label_logits(tiny_mlm, no_mask, tokenizer.mask_token_id, torch.tensor(ids))
 
 
+def test_scores_come_back_in_the_order_of_the_texts_though_batches_run_shortest_first(tiny_mlm, tokenizer):
+    from course_utils.cloze import fill_mask
+
+    reviews = [
+        "A long, slow and in the end rather tiresome film about nothing.",
+        "Fine.",
+        "Dull but pretty.",
+        "Great.",
+        "It is a film that some will like and many will not, for reasons of its own.",
+    ]
+    texts = pattern_texts(Pattern("{text} It was [MASK]."), [{"text": r} for r in reviews], tokenizer, 64)
+    ids = verbalizer_ids(tokenizer, ["terrible", "great"])
+    one_by_one = torch.cat([label_logits(tiny_mlm, tokenizer, [t], ids) for t in texts])  # [5, 2]
+    torch.testing.assert_close(
+        label_logits(tiny_mlm, tokenizer, texts, ids, batch_size=2), one_by_one, rtol=1e-4, atol=1e-5
+    )
+    words = ["great", "terrible", "good", "bad", "fine"]
+    assert word_log_probs(tiny_mlm, tokenizer, texts, words, batch_size=2) == pytest.approx(
+        [word_log_probs(tiny_mlm, tokenizer, [t], [w])[0] for t, w in zip(texts, words)], abs=1e-4
+    )
+    assert fill_mask(tiny_mlm, tokenizer, texts, k=3, batch_size=2) == [
+        fill_mask(tiny_mlm, tokenizer, [t], k=3)[0] for t in texts
+    ]
+    assert label_logits(tiny_mlm, tokenizer, [], ids).shape == (0, 2)
+
+
 def test_only_the_mask_rows_reach_the_head_and_other_mlms_take_their_whole_head(tiny_mlm, tokenizer):
     from transformers import DistilBertConfig, DistilBertForMaskedLM
 
