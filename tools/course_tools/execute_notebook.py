@@ -20,9 +20,13 @@ from typing import Any
 from .jupyter_kernel import this_environment_kernel_manager
 
 
-def execute(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
+def execute(source: Path, output: Path, cell_timeout: int, wrong_answers: Path | None = None) -> dict[str, Any]:
     """Run ``source`` in a fresh kernel of this Python environment; write the executed copy to ``output``, even on
-    failure, and return ``{"status", "error", "peak_rss_mb", "cells": [[cell index, seconds, first line], ...]}``."""
+    failure, and return ``{"status", "error", "peak_rss_mb", "cells": [[cell index, seconds, first line], ...]}``.
+
+    ``wrong_answers``: a folder of wrong answers (``course_tools.grading.wrong_answers``); before each exercise its
+    blank, wrong answers and solution are scored by its checks in the same kernel, and the report gains
+    ``"wrong_answers"``, one row per exercise. That mode imports the grader (and with it course_utils)."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -33,14 +37,15 @@ def execute(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
     cells: list[list] = []  # [cell index, seconds, first source line] per code cell: where a lesson's time goes
     started = {"at": 0.0}
 
-    def note_start(**_: Any) -> None:
-        started["at"] = time.perf_counter()
+    def note_start(cell: Any = None, **_: Any) -> None:
+        if not is_trial(cell):  # a wrong-answer trial's cell counts in the time of the exercise's cell
+            started["at"] = time.perf_counter()
 
     def after_cell(cell: Any = None, cell_index: int = -1, **_: Any) -> None:  # peak memory and the cell's time
         process = getattr(km.provisioner, "process", None)
         if process is not None:
             peak["mb"] = max(peak["mb"], peak_rss_mb(process.pid))
-        if cell is not None:
+        if cell is not None and not is_trial(cell):
             first = next((line for line in cell.source.splitlines() if line.strip()), "")
             cells.append([cell_index, round(time.perf_counter() - started["at"], 2), first[:80]])
 
@@ -54,14 +59,32 @@ def execute(source: Path, output: Path, cell_timeout: int) -> dict[str, Any]:
         on_cell_executed=after_cell,
     )
     status, error = "ok", None
+    trials = None
     try:
-        client.execute()
+        if wrong_answers is None:
+            client.execute()
+        else:
+            from .grading.wrong_answers import WrongAnswerTrials  # the grader imports course_utils: only here
+
+            trials = WrongAnswerTrials(nb, source.stem, wrong_answers)
+            with client.setup_kernel():
+                for index, cell in enumerate(nb.cells):
+                    trials.before_cell(client, index)
+                    client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
     except CellExecutionError as err:
         status, error = "failed", last_line(str(err))
     except Exception as err:  # noqa: BLE001 - a kernel that dies or times out is a failed notebook, not a crash
         status, error = "failed", f"{type(err).__name__}: {err}"[:500]
     _write_whole(output, nbformat.writes(nb))
-    return {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1), "cells": cells}
+    entry = {"status": status, "error": error, "peak_rss_mb": round(peak["mb"], 1), "cells": cells}
+    if trials is not None:
+        entry["wrong_answers"] = trials.summary()
+    return entry
+
+
+def is_trial(cell: Any) -> bool:
+    """A cell that ``course_tools.grading.wrong_answers`` runs between the notebook's own (``TRIAL`` there)."""
+    return cell is not None and bool(cell.get("metadata", {}).get("course_trial"))
 
 
 def _write_whole(path: Path, text: str) -> None:
@@ -103,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", required=True, help="where the executed copy goes")
     parser.add_argument("--child-report", required=True, help="where this run's status, peak memory and cells go")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds allowed per cell (default: 1800)")
+    parser.add_argument("--wrong-answers", default=None, help="also score each exercise's wrong answers from here")
     args = parser.parse_args(argv)
-    entry = execute(Path(args.source), Path(args.output), args.timeout)
+    folder = Path(args.wrong_answers) if args.wrong_answers else None
+    entry = execute(Path(args.source), Path(args.output), args.timeout, folder)
     Path(args.child_report).write_text(json.dumps(entry))
     return 0
 

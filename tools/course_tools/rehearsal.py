@@ -7,7 +7,10 @@ It builds the stand-ins of the full profile's hub checkpoints (``course_tools.st
 cache folder, points ``HF_HUB_CACHE`` there with the hub switched off, takes datasets from the offline mirror under
 their hub names, and runs the notebooks in the ``rehearsal`` profile (``full`` with steps and examples capped, nothing
 else changed; ``course_utils.profiles``). Random stand-ins cannot reach a paper's accuracy: in a rehearsal, a lesson's
-claims check only what they must still satisfy (``course_utils.claims``). Introduced for maintainers and CI."""
+claims check only what they must still satisfy (``course_utils.claims``). Before each exercise it also scores the
+exercise's blank, its wrong answers (``notebooks/wrong_answers``) and its solution with the exercise's checks
+(``course_tools.grading.wrong_answers``), and fails where one earns what it should not. Introduced for maintainers
+and CI."""
 
 from __future__ import annotations
 
@@ -16,10 +19,12 @@ import os
 import sys
 from pathlib import Path
 
+from course_utils.paths import repo_root
 from course_utils.profiles import PROFILES, Profile
 from course_utils.resources import mirror_dir
 
 from . import run_course
+from .grading.wrong_answers import FOLDER, problems
 from .standin_checkpoints import STANDINS, build_all
 
 REHEARSAL = "rehearsal"
@@ -53,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         "(default: OUT/hf-cache; built there when missing, reused when present)",
     )
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per notebook (default: 600)")
+    parser.add_argument(
+        "--no-wrong-answers",
+        action="store_true",
+        help="skip scoring each exercise's blank, wrong answers and solution before it runs (on by default)",
+    )
     args = parser.parse_args(argv)
 
     root = require_mirror()
@@ -61,9 +71,17 @@ def main(argv: list[str] | None = None) -> int:
     build_all(cache, hub_checkpoints(PROFILES[REHEARSAL]))
     os.environ.update({"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "COURSE_DATA_DIR": str(root)})
     notebooks = run_course.find_notebooks(args.notebooks)
-    report = run_course.run_course(notebooks, out, REHEARSAL, args.timeout)
+    wrong = None if args.no_wrong_answers else wrong_answers_folder()
+    report = run_course.run_course(notebooks, out, REHEARSAL, args.timeout, wrong_answers=wrong)
     print(run_course.summary_table(report))
-    return 0 if all(nb["status"] == "ok" for nb in report["notebooks"]) else 1
+    trials_failed = bool(problems(run_course.wrong_answer_rows(report)))
+    return 0 if all(nb["status"] == "ok" for nb in report["notebooks"]) and not trials_failed else 1
+
+
+def wrong_answers_folder() -> Path | None:
+    """The checkout's ``notebooks/wrong_answers`` (each exercise's blank and solution are scored even without it)."""
+    root = repo_root()
+    return None if root is None else root / FOLDER
 
 
 if __name__ == "__main__":

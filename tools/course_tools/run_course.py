@@ -32,8 +32,11 @@ REPORT_NAME = "course-report.json"
 
 
 # ----------------------------------------------------------------------------------------------- the run (parent)
-def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dict[str, Any]:
-    """Execute ``source`` in a child process; return its report entry."""
+def run_notebook(
+    source: Path, out_dir: Path, profile: str, timeout: int, wrong_answers: Path | None = None
+) -> dict[str, Any]:
+    """Execute ``source`` in a child process; return its report entry. ``wrong_answers``: also score each exercise's
+    wrong answers from that folder (``course_tools.grading.wrong_answers``)."""
     output = out_dir / "notebooks" / source.name
     results_file = out_dir / "results" / f"{source.stem}.json"
     results_file.unlink(missing_ok=True)
@@ -58,6 +61,7 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
         str(child_report),
         "--timeout",
         str(timeout),
+        *(["--wrong-answers", str(Path(wrong_answers).resolve())] if wrong_answers is not None else []),
     ]
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -86,7 +90,7 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
     within = None
     if seconds_budget is not None and entry["status"] == "ok":
         within = seconds <= seconds_budget and (entry["peak_rss_mb"] or 0) <= budget.peak_rss_mb_budget
-    return {
+    report = {
         "name": source.stem,
         "status": entry["status"],
         "seconds": round(seconds, 1),
@@ -99,6 +103,9 @@ def run_notebook(source: Path, out_dir: Path, profile: str, timeout: int) -> dic
         "cells": entry.get("cells", []),
         "executed": str(output),
     }
+    if "wrong_answers" in entry:
+        report["wrong_answers"] = entry["wrong_answers"]
+    return report
 
 
 def summary_table(report: dict[str, Any]) -> str:
@@ -136,18 +143,36 @@ def summary_table(report: dict[str, Any]) -> str:
     if "matmul_gflops" in report:  # seconds compare across runs only where the machine ran at a like speed
         speed = report["matmul_gflops"]
         lines.append(f"machine: fp32 matmul {speed['before']:.0f} GFLOP/s before the run, {speed['after']:.0f} after")
+    rows = wrong_answer_rows(report)
+    if rows:
+        from .grading.wrong_answers import problems, table  # the grader's modules, only where trials ran
+
+        lines += ["", "wrong answers, scored by each exercise's checks as the grader scores a student:", table(rows)]
+        found = problems(rows)
+        lines += [f"  PROBLEM {p}" for p in found] or ["every wrong answer and blank earns nothing; every solution all"]
     return "\n".join(lines)
 
 
+def wrong_answer_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The wrong-answer trials of every notebook that ran them, one row per exercise."""
+    return [row for nb in report["notebooks"] for row in nb.get("wrong_answers", [])]
+
+
 def run_course(
-    notebooks: list[Path], out_dir: Path, profile: str, timeout: int, inplace: bool = False
+    notebooks: list[Path],
+    out_dir: Path,
+    profile: str,
+    timeout: int,
+    inplace: bool = False,
+    wrong_answers: Path | None = None,
 ) -> dict[str, Any]:
-    """Execute ``notebooks`` in order and write ``out_dir/course-report.json``; returns the report."""
+    """Execute ``notebooks`` in order and write ``out_dir/course-report.json``; returns the report. ``wrong_answers``:
+    a folder of wrong answers to score before each exercise (see ``run_notebook``)."""
     speed_before = machine_speed()
     start = time.perf_counter()
     entries = []
     for source in tqdm(notebooks, desc="notebooks", unit="nb", disable=None):
-        entry = run_notebook(source, out_dir, profile, timeout)
+        entry = run_notebook(source, out_dir, profile, timeout, wrong_answers)
         if inplace and entry["status"] == "ok":
             atomic_write_text(source, Path(entry["executed"]).read_text())
         entries.append(entry)

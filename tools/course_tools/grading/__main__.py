@@ -1,4 +1,5 @@
-"""Command line: ``release`` student notebooks, ``autograde`` a folder of submissions."""
+"""Command line: ``release`` student notebooks, ``autograde`` a folder of submissions, score each exercise's
+``wrong-answers`` with its checks."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .isolation import CHOICES, ISOLATION_VARIABLE
 from .release import release
 from .reporting import batch_counts, class_summary, class_table, totals
 from .runner import Limits
+from .wrong_answers import FOLDER, problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,7 +53,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="grade without first checking that the solution notebooks earn every point here",
     )
+    wrong = commands.add_parser(
+        "wrong-answers",
+        help="run notebooks and, before each exercise, score its blank, its wrong answers and its solution with its "
+        "checks as the grader would; fails where a wrong answer or the blank earns points or the solution does not",
+    )
+    wrong.add_argument("notebooks", nargs="*", help="solution notebooks (default: notebooks/NN_*.ipynb)")
+    wrong.add_argument("--answers", default=str(FOLDER), help=f"the wrong answers' folder (default: {FOLDER})")
+    wrong.add_argument(
+        "--profile", default=None, help="quick, full or rehearsal (default: $COURSE_PROFILE, else quick)"
+    )
+    wrong.add_argument("--out", default="build/wrong-answers", help="executed copies and the report go here")
+    wrong.add_argument("--timeout", type=int, default=1800, help="seconds allowed per notebook (default: 1800)")
     args = parser.parse_args(argv)
+    if args.command == "wrong-answers":
+        return wrong_answers_command(args)
     try:
         if args.command == "release":
             for path in release(args.source, args.out):
@@ -83,6 +99,34 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     print(f"grades: {out}; class report: {out.parent / 'class-report.html'}; Gradescope: {out.parent / 'gradescope'}/")
     return 0
+
+
+def wrong_answers_command(args: argparse.Namespace) -> int:
+    """``wrong-answers``: the notebooks run as ``course_tools.run_course`` runs them, with the trials before each
+    exercise; prints one line per exercise and every problem."""
+    from course_utils.profiles import get_profile
+
+    from .. import run_course
+
+    folder = Path(args.answers)
+    if not folder.is_dir():
+        print(
+            f"error: no wrong answers folder at {folder} (write notebooks/wrong_answers/<notebook>.toml)",
+            file=sys.stderr,
+        )
+        return 2
+    report = run_course.run_course(
+        run_course.find_notebooks(args.notebooks),
+        Path(args.out),
+        get_profile(args.profile).name,
+        args.timeout,
+        wrong_answers=folder,
+    )
+    print(run_course.summary_table(report))
+    failed = problems(run_course.wrong_answer_rows(report)) or [
+        nb for nb in report["notebooks"] if nb["status"] != "ok"
+    ]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

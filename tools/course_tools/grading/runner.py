@@ -87,24 +87,44 @@ def plan(
         exercise = by_solution.get(index) or by_check.get(index)
         if exercise is None:
             steps.append(Step("lesson", cell.source, None, index))
-            continue
-        if exercise.name not in active:
-            continue
-        holder = f"_grading_{token}_{exercise.solution_index}"
-        if index == exercise.solution_index:
-            steps += [
-                Step("guard", guard_cell(holder, exercise.exports), exercise.name, index),
-                Step("solution", answers[exercise.name] or "", exercise.name, index),
-                Step("guard", f"{holder}.after_solution()", exercise.name, index),
-            ]
-        else:
-            visible, hidden = split_hidden(cell.source)
-            steps.append(Step("visible", visible, exercise.name, index))
-            if hidden.strip():
-                steps.append(Step("hidden", hidden, exercise.name, index))
-            between = [c.source for c in source.cells[exercise.solution_index + 1 : index] if c.cell_type == "code"]
-            assigned = [n for text in (*between, visible, hidden) for n in defined_names(text)]  # the lesson's own
-            steps.append(Step("guard", f"{holder}.after_check({assigned!r})", exercise.name, index))
+        elif exercise.name in active and index == exercise.solution_index:
+            steps += answer_steps(exercise, answers[exercise.name] or "", token)
+        elif exercise.name in active:
+            steps += check_steps(source, exercise, token)
+    return steps
+
+
+def answer_steps(exercise: Exercise, answer: str, token: str) -> list[Step]:
+    """An answer in the exercise's place, between the guard's snapshot and its undoing of what the answer rebound."""
+    holder = f"_grading_{token}_{exercise.solution_index}"
+    index = exercise.solution_index
+    return [
+        Step("guard", guard_cell(holder, exercise.exports), exercise.name, index),
+        Step("solution", answer, exercise.name, index),
+        Step("guard", f"{holder}.after_solution()", exercise.name, index),
+    ]
+
+
+def lesson_steps_between(source: Any, exercise: Exercise) -> list[Step]:
+    """The lesson's code cells between an exercise and its check (they run after the answer, before the check)."""
+    return [
+        Step("lesson", cell.source, None, index)
+        for index, cell in enumerate(source.cells)
+        if exercise.solution_index < index < exercise.check_index and cell.cell_type == "code"
+    ]
+
+
+def check_steps(source: Any, exercise: Exercise, token: str) -> list[Step]:
+    """The visible check, the hidden tests, and the guard's last look: did anything the tests rely on change?"""
+    holder = f"_grading_{token}_{exercise.solution_index}"
+    index = exercise.check_index
+    visible, hidden = split_hidden(source.cells[index].source)
+    steps = [Step("visible", visible, exercise.name, index)]
+    if hidden.strip():
+        steps.append(Step("hidden", hidden, exercise.name, index))
+    between = [s.code for s in lesson_steps_between(source, exercise)]
+    assigned = [n for text in (*between, visible, hidden) for n in defined_names(text)]  # the lesson's own
+    steps.append(Step("guard", f"{holder}.after_check({assigned!r})", exercise.name, index))
     return steps
 
 

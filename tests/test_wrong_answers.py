@@ -1,0 +1,147 @@
+"""Wrong answers scored by an exercise's own checks, as the grader scores a student (issue 40): on the grader's tiny
+fixture lesson, in one kernel, before each exercise's cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_tools.execute_notebook import execute
+from course_tools.grading.exercises import ExerciseError, find_exercises
+from course_tools.grading.wrong_answers import load_wrong_answers, problems, table
+
+FIXTURE = Path(__file__).parent / "fixtures" / "grading" / "01_tiny.ipynb"
+EXERCISES = find_exercises(nbformat.read(FIXTURE, 4), "01_tiny")
+
+WRONG = '''
+[[double]]
+why = "squares instead of doubling (right only at 2)"
+code = """
+def double(x):
+    return x * x
+"""
+
+[[double]]
+why = "forgets the sign"
+code = """
+def double(x):
+    return helper(abs(x))
+"""
+
+[[vowels]]
+why = "counts lower-case vowels only"
+code = """
+def vowels(s):
+    return sum(ch in 'aeiou' for ch in s)
+"""
+
+[[vowels]]
+why = "shows only with the full profile's data"
+profiles = ["full"]
+code = """
+def vowels(s):
+    return 0
+"""
+
+[[vowels]]
+why = "wrong only for a string the checks never try"
+code = """
+def vowels(s):
+    return 99 if s == 'rhythm' else sum(ch in 'aeiou' for ch in s.lower())
+"""
+'''
+
+
+@pytest.fixture(scope="module")
+def trials(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp("wrong")
+    (folder / "01_tiny.toml").write_text(WRONG)
+    out = folder / "executed.ipynb"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COURSE_PROFILE", "quick")
+        entry = execute(FIXTURE, out, 120, folder)
+    return {"entry": entry, "rows": {r["exercise"].split(":")[1]: r for r in entry["wrong_answers"]}, "out": out}
+
+
+def test_each_wrong_answer_is_scored_by_the_visible_check_and_the_hidden_tests(trials):
+    assert trials["entry"]["status"] == "ok", trials["entry"]["error"]
+    double = trials["rows"]["double"]
+    # x * x passes the visible check (double(2) == 4): only the hidden tests reject it
+    assert (double["wrong_answers"], double["rejected"], double["accepted"]) == (2, 2, [])
+    assert double["blank_earns_nothing"] and double["solution_earns_all"] and not double["failures"]
+
+
+def test_a_wrong_answer_the_checks_miss_is_a_problem_named_with_its_exercise(trials):
+    vowels = trials["rows"]["vowels"]
+    assert (vowels["wrong_answers"], vowels["rejected"]) == (2, 1)
+    assert vowels["accepted"] == ["wrong only for a string the checks never try"]
+    found = problems(list(trials["rows"].values()))
+    assert found == ["01_tiny:vowels: wrong: wrong only for a string the checks never try: passed"]
+    assert "fewer than 3" in table(list(trials["rows"].values()))
+
+
+def test_a_wrong_answer_for_other_profiles_is_listed_as_not_tried_here(trials):
+    vowels = trials["rows"]["vowels"]
+    assert vowels["profile"] == "quick" and vowels["not_tried"] == ["shows only with the full profile's data"]
+    assert "+1 not in quick" in table([vowels])
+
+
+def test_an_exercise_without_wrong_answers_still_has_its_blank_and_solution_scored(trials):
+    area = trials["rows"]["area"]
+    assert area["wrong_answers"] == 0 and area["ran"]
+    assert area["blank_earns_nothing"] and area["solution_earns_all"]
+
+
+def test_the_lesson_itself_runs_on_with_the_solution_after_the_trials(trials):
+    executed = nbformat.read(trials["out"], 4)
+    printed = [
+        "".join(o.get("text", "") for o in c.get("outputs", [])) for c in executed.cells if c.cell_type == "code"
+    ]
+    assert any("Exercise 3: looks right." in p for p in printed) and any("the end: 10 2" in p for p in printed)
+    assert [c[0] for c in trials["entry"]["cells"]] == [
+        i for i, c in enumerate(executed.cells) if c.cell_type == "code"
+    ]
+
+
+def test_a_solution_that_fails_its_own_check_is_a_problem(tmp_path):
+    nb = nbformat.read(FIXTURE, 4)
+    nb.cells[10].source = nb.cells[10].source.replace("s.lower()", "s")  # the instructor's own slip
+    broken = tmp_path / "01_tiny.ipynb"
+    nbformat.write(nb, broken)
+    entry = execute(broken, tmp_path / "out.ipynb", 120, tmp_path)
+    vowels = next(r for r in entry["wrong_answers"] if r["exercise"].endswith(":vowels"))
+    assert not vowels["solution_earns_all"]
+    assert any("solution: passes the visible check but not the hidden tests" in p for p in problems([vowels]))
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[[cube]]\nwhy = "x"\ncode = "def cube(x): return x"', r"no exercise 'cube'.*double, area, vowels"),
+        ('[[double]]\nwhy = "x"', r"needs why = .* and code = "),
+        ('[[double]]\nwhy = "x"\ncode = "def double(x) return 1"', r"does not parse"),
+        ('[[double]]\nwhy = "x"\ncode = "pass"\nhint = "y"', r"unknown key\(s\) hint"),
+        ('[[double]]\nwhy = "x"\ncode = "pass"\nprofiles = ["laptop"]', r"profiles is a list of quick, full"),
+        ('[double]\nwhy = "x"\ncode = "pass"', r"as a \[\[double\]\] table"),
+        ('[[double]]\nwhy = "a"\ncode = "pass"\n[[double]]\nwhy = "b"\ncode = "pass\\n"', r"same code as an earlier"),
+        ("[[double]\n", r"not valid TOML"),
+    ],
+)
+def test_a_malformed_wrong_answers_file_says_what_is_wrong(tmp_path, text, message):
+    path = tmp_path / "01_tiny.toml"
+    path.write_text(text)
+    with pytest.raises(ExerciseError, match=message):
+        load_wrong_answers(path, EXERCISES)
+
+
+def test_the_course_wrong_answers_name_real_exercises_and_parse():
+    folder = Path(__file__).parent.parent / "notebooks" / "wrong_answers"
+    files = sorted(folder.glob("*.toml"))
+    assert files, "the course lists wrong answers in notebooks/wrong_answers/<notebook>.toml"
+    for path in files:
+        notebook = path.parent.parent / f"{path.stem}.ipynb"
+        assert notebook.is_file(), f"{path.name} names no notebook"
+        wrong = load_wrong_answers(path, find_exercises(nbformat.read(notebook, 4), path.stem))
+        assert any(wrong.values()), f"{path.name} lists no wrong answer"

@@ -1,0 +1,235 @@
+"""Wrong answers: each exercise's plausible mistakes, scored by the exercise's own checks as the grader scores a
+student, so that a check that would give points to a wrong answer is found before a student finds it.
+
+An instructor lists them per notebook in ``notebooks/wrong_answers/<notebook>.toml``, one table per wrong answer,
+named by the exercise's ``grade_id`` (the released notebooks are made from the notebooks alone, so students never
+receive them)::
+
+    [[vowels]]
+    why = "counts lower-case vowels only"
+    code = '''
+    def vowels(s):
+        return sum(ch in "aeiou" for ch in s)
+    '''
+    profiles = ["quick", "full"]   # optional: where the mistake shows (e.g. not with the rehearsal's random weights)
+
+Each wrong answer takes the place of the exercise's cell, as a student's would; then the lesson's cells between the
+exercise and its check, the visible check and the hidden tests run, inside the grader's guard cells
+(:func:`.runner.answer_steps`, :func:`.runner.check_steps`), and :func:`.scoring.score` decides, as it does for a
+student. Beside them the released blank (which must earn nothing) and the instructor's solution (which must earn every
+point) are scored the same way. All of it runs in the one kernel that runs the lesson, just before the exercise's own
+cell, so each trial sees the lesson's state at that point; the lesson then goes on with the solution as usual.
+
+``python -m course_tools.grading wrong-answers`` runs it; the rehearsal (``make rehearse``, part of ``make test``) runs
+it on every notebook. Introduced for instructors and maintainers (issue 40).
+"""
+
+from __future__ import annotations
+
+import secrets
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from course_utils.profiles import PROFILES, get_profile
+
+from .exercises import Exercise, ExerciseError, find_exercises, without_magics
+from .runner import Run, Step, answer_steps, check_steps, lesson_steps_between
+from .scoring import score
+
+FOLDER = Path("notebooks") / "wrong_answers"
+MINIMUM = 3  # wrong answers each exercise should have (issue 40); fewer is reported, not an error
+TRIAL = "course_trial"  # metadata of the cells a trial runs: the notebook runner does not time them as lesson cells
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    exercise: str  # the solution cell's grade_id
+    why: str  # the mistake, in a few words
+    code: str  # the cell a student with that mistake would write
+    profiles: tuple[str, ...] | None = None  # the profiles whose data can expose it (None: every profile)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One answer scored against one exercise's checks."""
+
+    exercise: str  # the exercise's column, e.g. "05_domain_adaptive_pretraining:sample_pair"
+    answer: str  # "blank", "solution" or "wrong: <why>"
+    expected: bool  # should it earn the points?
+    passed: bool
+    reason: str  # the grader's reason, as a student would read it
+
+    @property
+    def ok(self) -> bool:
+        return self.passed == self.expected
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "ok": self.ok}
+
+
+def wrong_answers_path(folder: Path, notebook: str) -> Path:
+    return Path(folder) / f"{notebook}.toml"
+
+
+def load_wrong_answers(path: Path, exercises: list[Exercise]) -> dict[str, list[WrongAnswer]]:
+    """The wrong answers in ``path`` by exercise name ({} when there is no file); ``ExerciseError`` names the file and
+    what is wrong: an unknown exercise, a missing ``why`` or ``code``, code that does not parse, a repeated answer."""
+    path = Path(path)
+    found: dict[str, list[WrongAnswer]] = {e.name: [] for e in exercises}
+    if not path.exists():
+        return found
+    try:
+        tables = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise ExerciseError(f"{path}: not valid TOML ({err})") from None
+    for name, entries in tables.items():
+        if name not in found:
+            raise ExerciseError(
+                f"{path}: no exercise {name!r} in the notebook; its exercises are {', '.join(found) or 'none'}"
+            )
+        if not isinstance(entries, list):
+            raise ExerciseError(f"{path}: write each wrong answer of {name!r} as a [[{name}]] table")
+        for number, entry in enumerate(entries, 1):
+            where = f"{path}, {name} #{number}"
+            why, code = entry.get("why"), entry.get("code")
+            if not isinstance(why, str) or not why.strip() or not isinstance(code, str) or not code.strip():
+                raise ExerciseError(f"{where}: needs why = \"the mistake\" and code = '''the cell''' (both non-empty)")
+            unknown = set(entry) - {"why", "code", "profiles"}
+            if unknown:
+                raise ExerciseError(
+                    f"{where}: unknown key(s) {', '.join(sorted(unknown))}; accepted: why, code, profiles"
+                )
+            profiles = entry.get("profiles")
+            if profiles is not None and (
+                not isinstance(profiles, list) or not profiles or not set(profiles) <= set(PROFILES)
+            ):
+                raise ExerciseError(f"{where}: profiles is a list of {', '.join(PROFILES)}; got {profiles!r}")
+            try:
+                compile(without_magics(code), where, "exec")
+            except SyntaxError as err:
+                raise ExerciseError(f"{where}: the code does not parse (line {err.lineno}: {err.msg})") from None
+            if any(code.strip() == other.code.strip() for other in found[name]):
+                raise ExerciseError(f"{where}: the same code as an earlier wrong answer")
+            found[name].append(WrongAnswer(name, why.strip(), code, tuple(profiles) if profiles else None))
+    return found
+
+
+def candidates(source: Any, exercise: Exercise, wrong: list[WrongAnswer]) -> list[tuple[str, str, bool]]:
+    """(label, cell, should pass) for one exercise: the released blank, each wrong answer, the solution."""
+    return [
+        ("blank", exercise.prompt, False),
+        *((f"wrong: {w.why}", w.code, False) for w in wrong),
+        ("solution", source.cells[exercise.solution_index].source, True),
+    ]
+
+
+def run_steps(client: Any, steps: list[Step]) -> Run:
+    """Run ``steps`` in ``client``'s kernel (a started ``nbclient.NotebookClient``) -> the replies the grader reads.
+
+    Errors are expected (a wrong answer fails its check), so every cell may raise; the reply is read from the cell's
+    outputs: an ``error`` output is the failed reply, its ``ename`` and ``evalue``. nbclient stores a cell it ran at
+    its index in the notebook, so each trial cell runs as a cell appended for the moment (``TRIAL`` in its metadata)
+    and is taken out again."""
+    replies, outputs = {}, {}
+    for i, step in enumerate(steps):
+        cell = nbformat.v4.new_code_cell(step.code, metadata={"tags": ["raises-exception"], TRIAL: True})
+        if step.code.strip():
+            client.nb.cells.append(cell)
+            try:
+                client.execute_cell(cell, len(client.nb.cells) - 1, store_history=False)
+            finally:
+                client.nb.cells.pop()
+        error = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
+        replies[i] = (
+            {"status": "error", "ename": error.get("ename", ""), "evalue": error.get("evalue", "")}
+            if error
+            else {"status": "ok"}
+        )
+        outputs[i] = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    return Run(replies, outputs, None, None)
+
+
+def trials_for(client: Any, source: Any, exercise: Exercise, wrong: list[WrongAnswer]) -> list[Trial]:
+    """Score the blank, each wrong answer and the solution of ``exercise`` in ``client``'s kernel, as the grader
+    would: the answer in the exercise's place, the lesson's cells up to the check, the check and its hidden tests."""
+    trials = []
+    for label, code, expected in candidates(source, exercise, wrong):
+        token = secrets.token_hex(4)
+        steps = answer_steps(exercise, code, token) + lesson_steps_between(source, exercise)
+        steps += check_steps(source, exercise, token)
+        passed, reason, _ = score(steps, run_steps(client, steps), exercise)
+        trials.append(Trial(exercise.column, label, expected, passed, reason))
+    return trials
+
+
+class WrongAnswerTrials:
+    """Called before each cell of a running notebook: before an exercise's cell, its trials run in the same kernel."""
+
+    def __init__(self, source: Any, notebook: str, folder: Path, profile: str | None = None) -> None:
+        self.source = source
+        self.profile = profile or get_profile().name
+        self.exercises = {e.solution_index: e for e in find_exercises(source, notebook)}
+        self.wrong = load_wrong_answers(wrong_answers_path(folder, notebook), list(self.exercises.values()))
+        self.trials: list[Trial] = []
+
+    def tried_here(self, wrong: WrongAnswer) -> bool:
+        return wrong.profiles is None or self.profile in wrong.profiles
+
+    def before_cell(self, client: Any, index: int) -> None:
+        exercise = self.exercises.get(index)
+        if exercise is not None:
+            here = [w for w in self.wrong[exercise.name] if self.tried_here(w)]
+            self.trials += trials_for(client, self.source, exercise, here)
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per exercise: how many wrong answers it has and rejects, and whether blank and solution scored right."""
+        rows = []
+        for exercise in self.exercises.values():
+            mine = [t for t in self.trials if t.exercise == exercise.column]
+            wrong = [t for t in mine if t.answer.startswith("wrong: ")]
+            rows.append(
+                {
+                    "exercise": exercise.column,
+                    "profile": self.profile,
+                    "not_tried": [w.why for w in self.wrong[exercise.name] if not self.tried_here(w)],
+                    "wrong_answers": len(wrong),
+                    "rejected": sum(not t.passed for t in wrong),
+                    "accepted": [t.answer.removeprefix("wrong: ") for t in wrong if t.passed],
+                    "blank_earns_nothing": all(t.ok for t in mine if t.answer == "blank"),
+                    "solution_earns_all": all(t.ok for t in mine if t.answer == "solution"),
+                    "failures": [f"{t.answer}: {t.reason}" for t in mine if not t.ok],
+                    "ran": bool(mine),
+                }
+            )
+        return rows
+
+
+def problems(rows: list[dict[str, Any]]) -> list[str]:
+    """What must be fixed: a wrong answer that earns the points, a blank that earns any, a solution that does not
+    earn all, an exercise whose trials never ran (the notebook stopped before it)."""
+    out = []
+    for row in rows:
+        if not row["ran"]:
+            out.append(f"{row['exercise']}: not tried (the notebook stopped before this exercise)")
+            continue
+        out += [f"{row['exercise']}: {failure}" for failure in row["failures"]]
+    return out
+
+
+def table(rows: list[dict[str, Any]], minimum: int = MINIMUM) -> str:
+    """The terminal summary: one line per exercise."""
+    lines = [f"{'exercise':<58} wrong answers rejected   blank  solution"]
+    for row in rows:
+        listed = row["wrong_answers"] + len(row.get("not_tried", []))
+        short = f" (fewer than {minimum})" if listed < minimum else ""
+        short += f" +{len(row['not_tried'])} not in {row.get('profile')}" if row.get("not_tried") else ""
+        blank = "0 pts" if row["blank_earns_nothing"] else "EARNS"
+        solution = "all" if row["solution_earns_all"] else "FAILS"
+        lines.append(
+            f"{row['exercise']:<58} {row['rejected']:>2} of {row['wrong_answers']:<2}{short:<18} {blank:<6} {solution}"
+        )
+    return "\n".join(lines)
