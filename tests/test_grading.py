@@ -26,10 +26,18 @@ from course_tools.grading import find_exercises, release, release_notebook
 from course_tools.grading.__main__ import main as grading_main
 from course_tools.grading.bubblewrap import bubblewrap_prefix, mount_options, sandboxed_command
 from course_tools.grading.cgroups import MemoryCgroup, MemoryHierarchy, find_hierarchy, join_prefix
-from course_tools.grading.exercises import ExerciseError, split_hidden, strip_solutions, without_magics
+from course_tools.grading.exercises import (
+    TEXT_STUB,
+    ExerciseError,
+    find_written_answers,
+    split_hidden,
+    strip_solutions,
+    without_magics,
+)
 from course_tools.grading.isolation import ISOLATION_VARIABLE, Isolation, Mechanism, detect_isolation, probe_bubblewrap
 from course_tools.grading.runner import Limits, SandboxedKernelManager, Step, execute, guard_cell
 from course_tools.grading.sandbox import Policy, around, landlock_abi, launcher
+from course_tools.grading.submissions import student_writing
 from course_tools.jupyter_kernel import this_environment_kernel_manager
 
 release_module = importlib.import_module("course_tools.grading.release")  # the package's `release` is the function
@@ -654,7 +662,7 @@ def _grade_batch(root: Path, isolation: str, only: set[str] | None = None) -> di
         f"    except OSError:\n        pass\n" + REFERENCE["vowels"]
     )
     students = {
-        "alice": _student(released, REFERENCE),
+        "alice": _student(released, {**REFERENCE, "why_no_y": "The exercise counts only a, e, i, o and u."}),
         "untouched": nbformat.writes(released).encode(),
         "endless_loop": _student(released, _with(double=REFERENCE["double"] + "\nwhile True:\n    pass")),
         "memory_hog": _student(released, _with(area="hog = []\nwhile True:\n    hog.append(bytearray(2**26))")),
@@ -1027,6 +1035,64 @@ def test_the_batch_writes_a_class_report_and_gradescope_results(batch):
     assert (double["score"], double["status"]) == (0, "failed") and "time limit" in double["output"]
     students = len(batch["grades"])
     assert f"graded {students - 1}, not submitted 0, unreadable 1" in batch["stdout"]  # "corrupt" is unreadable
+
+
+@pytest.mark.slow
+def test_written_answers_are_listed_for_grading_by_hand_and_not_scored(batch):
+    """A written answer (nbgrader's manually graded Markdown cell) earns nothing automatically: the batch lists each
+    student's text beside the rubric, with a points column to fill (0 already where it was left blank)."""
+    folder = batch["out"].parent
+    with (folder / "hand-grading.csv").open() as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert set(rows) == set(batch["grades"])
+    assert (rows["alice"]["answer"], rows["alice"]["max_points"], rows["alice"]["points"]) == (
+        "01_tiny:why_no_y",
+        "1",
+        "",
+    )
+    assert rows["alice"]["text"] == "The exercise counts only a, e, i, o and u."
+    assert (rows["untouched"]["text"], rows["untouched"]["points"]) == ("", "0")  # still "YOUR ANSWER HERE"
+    assert (rows["corrupt"]["text"], rows["corrupt"]["points"]) == ("", "0")
+    assert rows["no_metadata"]["points"] == "0"  # a cell without its grade_id cannot be told from the question
+    page = (folder / "hand-grading.md").read_text()
+    assert "Why is `y` not a vowel" in page and "Rubric: 1 point" in page and "> The exercise counts only" in page
+    assert "why_no_y (up to 1 points): answered" in batch["feedback"]["alice"]
+    assert "why_no_y (up to 1 points): left blank" in batch["feedback"]["untouched"]
+    assert float(batch["grades"]["alice"]["total"]) == sum(FULL.values())  # not in the automatic total
+    assert "To grade by hand" in (folder / "class-report.html").read_text()
+    assert "01_tiny:why_no_y" in batch["stdout"] and "hand-grading.csv" in batch["stdout"]
+    alice = json.loads((folder / "gradescope" / "alice.json").read_text())
+    assert "graded by hand" in alice["output"] and all(t["name"] != "01_tiny:why_no_y" for t in alice["tests"])
+
+
+def test_a_written_answer_is_released_as_the_stub_and_found_with_its_rubric():
+    nb = nbformat.read(FIXTURE, 4)
+    (written,) = find_written_answers(nb, "01_tiny")
+    assert (written.name, written.points, written.column) == ("why_no_y", 1.0, "01_tiny:why_no_y")
+    assert written.question.startswith("**Explain") and written.rubric.startswith("Rubric:")
+    assert [e.name for e in find_exercises(nb, "01_tiny")] == ["double", "area", "vowels"]
+    student = release_notebook(nb, "01_tiny")
+    assert student.cells[written.index].source == TEXT_STUB
+    assert "Rubric" not in nbformat.writes(student)
+    student.cells[written.index].source = "  Only a e i o u count.\n"
+    assert student_writing(student, [written]) == {"why_no_y": "Only a e i o u count."}
+    assert student_writing(release_notebook(nb, "01_tiny"), [written]) == {"why_no_y": ""}
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda nb: nb.cells[13].metadata.nbgrader.update(grade=False), "needs both"),
+        (lambda nb: nb.cells[13].metadata.nbgrader.pop("points"), "points"),
+        (lambda nb: nb.cells.insert(8, nb.cells.pop(13)), "between exercise 'area' and its check"),
+        (lambda nb: nb.cells[13].metadata.nbgrader.update(grade_id="area"), "used twice"),
+    ],
+)
+def test_a_malformed_written_answer_is_refused(edit, message):
+    nb = nbformat.read(FIXTURE, 4)
+    edit(nb)
+    with pytest.raises(ExerciseError, match=message):
+        find_exercises(nb, "01_tiny")
 
 
 def test_a_failed_hidden_test_says_which_property_and_nothing_of_its_code():

@@ -4,18 +4,25 @@ hostile batch in test_grading.py checks the same files from a real run."""
 from __future__ import annotations
 
 import base64
+import csv
+import io
 import json
 
+from course_tools.grading.exercises import WrittenAnswer
 from course_tools.grading.reporting import (
     batch_counts,
     class_report_html,
     class_summary,
     class_table,
+    feedback_text,
     grade_table,
     gradescope_results,
+    hand_grading_csv,
+    hand_grading_markdown,
     needs_a_look,
+    writing_summary,
 )
-from course_tools.grading.scoring import NotebookGrade, Outcome
+from course_tools.grading.scoring import NotebookGrade, Outcome, Written
 from course_tools.grading.submissions import UNREADABLE
 
 COLUMNS = ["01:a", "01:b"]
@@ -93,3 +100,28 @@ def test_the_grade_table_is_one_row_per_student_and_one_column_per_exercise():
     rows = grade_table(_class(), COLUMNS).splitlines()
     assert rows[0] == "student,01:a,01:b,total,needs_look"
     assert rows[1] == "ann,2,2,4," and rows[4].startswith("dee,2,1,3,01: lesson cell 3")
+
+
+def test_written_answers_are_listed_for_the_instructor_and_kept_out_of_the_score():
+    """A written answer is graded by hand: it never counts in the automatic score, its text reaches the instructor
+    beside the rubric, and a blank one is already 0."""
+    question = WrittenAnswer("01", "why", 5, 2.0, "**Explain.** Why?", "Rubric: the reason.")
+    grades = {
+        "ann": [_grade(Outcome(2, 2, "passed"), Outcome(2, 2, "passed"), writing={"01:why": Written(2.0, "Because.")})],
+        "bob": [_grade(Outcome(0, 2, "x"), Outcome(2, 2, "passed"), writing={"01:why": Written(2.0, "")})],
+    }
+    (row,) = writing_summary(grades)
+    assert (row.column, row.max_points, row.students, row.answered) == ("01:why", 2.0, 2, 1)
+    assert "01:why" in class_table(class_summary(grades, COLUMNS), batch_counts(grades), writing=[row])
+    page = class_report_html(class_summary(grades, COLUMNS), batch_counts(grades), [], writing=[row])
+    assert "To grade by hand" in page and "1 / 2" in page
+    rows = list(csv.DictReader(io.StringIO(hand_grading_csv(grades, [question]))))
+    assert [(r["student"], r["points"], r["text"]) for r in rows] == [("ann", "", "Because."), ("bob", "0", "")]
+    text = hand_grading_markdown(grades, [question])
+    assert "Rubric: the reason." in text and "> Because." in text and "left blank: 0 points" in text
+    assert (
+        gradescope_results(grades["ann"])["score"] == 4
+        and "graded by hand" in gradescope_results(grades["ann"])["output"]
+    )
+    assert "why (up to 2 points): answered" in feedback_text("ann", grades["ann"])
+    assert "left blank" in feedback_text("bob", grades["bob"])

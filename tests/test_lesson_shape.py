@@ -16,8 +16,13 @@ MAX_OUTPUT_CHARS = 2000
 
 
 def markdown_words(notebook: dict) -> int:
-    """Words (whitespace-separated runs) in a notebook's markdown cells."""
-    return sum(len(re.findall(r"\S+", "".join(c["source"]))) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    """Words (whitespace-separated runs) in the markdown cells a student reads: a written answer's cell (nbgrader's
+    manually graded answer) holds the instructor's rubric, which the release replaces with ``YOUR ANSWER HERE``."""
+    return sum(
+        len(re.findall(r"\S+", "".join(c["source"])))
+        for c in notebook["cells"]
+        if c["cell_type"] == "markdown" and not c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    )
 
 
 def text_outputs(notebook: dict):
@@ -50,6 +55,11 @@ def test_the_checks_count_what_they_say():
     nb = {
         "cells": [
             {"cell_type": "markdown", "source": ["# Two words\n", "and three more"]},
+            {
+                "cell_type": "markdown",
+                "metadata": {"nbgrader": {"solution": True, "grade": True, "grade_id": "why", "points": 2}},
+                "source": ["A rubric the student never sees: not counted"],
+            },
             {
                 "cell_type": "code",
                 "source": ["not counted at all"],

@@ -11,7 +11,7 @@ from .autograde import autograde
 from .exercises import ExerciseError
 from .isolation import CHOICES, ISOLATION_VARIABLE
 from .release import release
-from .reporting import batch_counts, class_summary, class_table, totals
+from .reporting import batch_counts, class_summary, class_table, totals, writing_summary
 from .runner import Limits
 from .wrong_answers import FOLDER, problems
 
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     wrong = commands.add_parser(
         "wrong-answers",
+        aliases=["mutants"],
         help="run notebooks and, before each exercise, score its blank, its wrong answers and its solution with its "
         "checks as the grader would; fails where a wrong answer or the blank earns points or the solution does not",
     )
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     wrong.add_argument("--out", default="build/wrong-answers", help="executed copies and the report go here")
     wrong.add_argument("--timeout", type=int, default=1800, help="seconds allowed per notebook (default: 1800)")
     args = parser.parse_args(argv)
-    if args.command == "wrong-answers":
+    if args.command in ("wrong-answers", "mutants"):
         return wrong_answers_command(args)
     try:
         if args.command == "release":
@@ -95,9 +96,14 @@ def main(argv: list[str] | None = None) -> int:
         )
     columns = list(dict.fromkeys(c for notebooks in results.values() for g in notebooks for c in g.outcomes))
     print()
-    print(class_table(class_summary(results, columns), batch_counts(results)))
+    print(class_table(class_summary(results, columns), batch_counts(results), writing=writing_summary(results)))
     out = Path(args.out)
     print(f"grades: {out}; class report: {out.parent / 'class-report.html'}; Gradescope: {out.parent / 'gradescope'}/")
+    if any(g.writing for notebooks in results.values() for g in notebooks):
+        print(
+            f"to grade by hand: {out.parent / 'hand-grading.md'} (answers beside their rubric); points go in "
+            f"{out.parent / 'hand-grading.csv'}"
+        )
     return 0
 
 

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from course_utils.atomic import atomic_write_text
 
 from .environment import kernel_environment, sandbox_policy
-from .exercises import find_exercises
+from .exercises import WrittenAnswer, find_exercises, find_written_answers
 from .isolation import detect_isolation
 from .release import notebooks_in
 from .reporting import (
@@ -41,11 +41,23 @@ from .reporting import (
     feedback_text,
     grade_table,
     gradescope_results,
+    hand_grading_csv,
+    hand_grading_markdown,
     needs_a_look,
+    writing_summary,
 )
 from .runner import Limits
-from .scoring import GRADER_ERROR, CalibrationError, NotebookGrade, calibrate, grade_notebook, zero_grade
-from .submissions import find_submissions
+from .scoring import GRADER_ERROR, CalibrationError, NotebookGrade, Written, calibrate, grade_notebook, zero_grade
+from .submissions import find_submissions, read_submission, student_writing
+
+
+def _writing(data: bytes | None, questions: list[WrittenAnswer]) -> list[tuple[WrittenAnswer, str]]:
+    """(question, the student's text) for each written answer of a notebook; ``""`` where none can be read."""
+    try:
+        texts = student_writing(read_submission(data), questions) if data is not None else {}
+    except ValueError:  # unreadable: the exercises already say so
+        texts = {}
+    return [(q, texts.get(q.name, "")) for q in questions]
 
 
 def _subreaper() -> None:
@@ -66,8 +78,10 @@ def autograde(
 ) -> dict[str, list[NotebookGrade]]:
     """Grade every student folder in ``submissions`` against the solution notebooks in ``source``; write the grade
     table ``out`` (CSV), one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``), and
-    beside ``out`` the class report ``class-report.html`` and each submission in Gradescope's format
-    (``gradescope/<student>.json``).
+    beside ``out`` the class report ``class-report.html``, each submission in Gradescope's format
+    (``gradescope/<student>.json``) and, where the lessons ask for written answers, what is left to grade by hand:
+    ``hand-grading.csv`` (a row per student and answer, its points to fill in) and ``hand-grading.md`` (per question:
+    the question, the rubric, every student's answer).
 
     Only the notebooks that at least one student handed in are graded. First (unless ``calibration`` is False) each
     of their solution notebooks is graded under the same sandbox and limits (:func:`.scoring.calibrate`); if one
@@ -83,6 +97,7 @@ def autograde(
     feedback = Path(feedback) if feedback is not None else out.parent / "feedback"
     sources = {p.stem: nbformat.read(p, as_version=4) for p in notebooks_in(source)}
     exercises = {name: find_exercises(nb, name) for name, nb in sources.items()}
+    questions = {name: find_written_answers(nb, name) for name, nb in sources.items()}
     handed_in = find_submissions(submissions, list(sources))
     graded = [n for n in sources if exercises[n] and any(s[n] is not None for s in handed_in.values())]
     if not graded:
@@ -126,6 +141,8 @@ def autograde(
             )
         except Exception as err:  # noqa: BLE001 - the batch goes on; this student's notebook gets zero and the reason
             grade = zero_grade(name, exercises[name], f"{GRADER_ERROR}: {type(err).__name__}: {err}")
+        texts = _writing(handed_in[student][name], questions[name])
+        grade.writing = {q.column: Written(q.points, text) for q, text in texts}
         results[student].append(grade)
     columns = [e.column for name in graded for e in exercises[name]]
     for student, notebooks in results.items():
@@ -135,6 +152,13 @@ def autograde(
     for student, notebooks in results.items():
         atomic_write_text(gradescope / f"{student}.json", json.dumps(gradescope_results(notebooks), indent=1))
     summary, counts = class_summary(results, columns), batch_counts(results)
-    atomic_write_text(out.parent / "class-report.html", class_report_html(summary, counts, needs_a_look(results)))
+    by_hand = [q for name in graded for q in questions[name]]
+    writing = writing_summary(results)
+    if by_hand:
+        atomic_write_text(out.parent / "hand-grading.csv", hand_grading_csv(results, by_hand))
+        atomic_write_text(out.parent / "hand-grading.md", hand_grading_markdown(results, by_hand))
+    atomic_write_text(
+        out.parent / "class-report.html", class_report_html(summary, counts, needs_a_look(results), writing=writing)
+    )
     atomic_write_text(out, grade_table(results, columns))
     return results

@@ -5,6 +5,10 @@ A *solution cell* (``nbgrader.solution: true``) holds the answer between ``### B
 between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``, the tests students do not see. One solution cell and
 the grade cell that follows it make one exercise, named after the solution cell's ``grade_id``.
 
+A *written answer* is nbgrader's manually graded answer: a Markdown cell with both ``solution`` and ``grade`` set and
+its ``points``. In the instructor's notebook it holds the rubric; the release replaces it whole with
+``YOUR ANSWER HERE``, the student writes there, and the instructor grades it by hand (:func:`find_written_answers`).
+
 nbgrader, which makes the student versions (:mod:`.release`), reads any line that merely *contains* ``BEGIN SOLUTION``
 (and the other three) as a marker, in any cell; the grader reads only a line that is exactly the marker. So that both
 always agree, :func:`find_exercises` accepts such a line only as the exact marker, alone on its line, in a cell of
@@ -23,6 +27,7 @@ END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
 STUB = "raise NotImplementedError()"
+TEXT_STUB = "YOUR ANSWER HERE"  # what nbgrader's ClearSolutions leaves in a written answer's cell
 # What nbgrader looks for (a substring of a line) -> the line the course's markers must then be.
 NBGRADER_DELIMITERS = {
     "BEGIN SOLUTION": BEGIN_SOLUTION,
@@ -53,6 +58,28 @@ class Exercise:
     def column(self) -> str:
         """The exercise's column in the grade table."""
         return f"{self.notebook}:{self.name}"
+
+
+@dataclass(frozen=True)
+class WrittenAnswer:
+    """A question answered in prose and graded by hand: where its cell is, what it is worth, the rubric."""
+
+    notebook: str
+    name: str  # the cell's grade_id
+    index: int  # index of the answer cell in the solution notebook
+    points: float
+    question: str  # the Markdown cell just before the answer cell (where the question is asked)
+    rubric: str  # the answer cell in the instructor's notebook
+
+    @property
+    def column(self) -> str:
+        return f"{self.notebook}:{self.name}"
+
+
+def is_written_answer(cell: Any) -> bool:
+    """nbgrader's manually graded answer: a Markdown cell that is both a solution and a grade cell."""
+    meta = nbgrader_meta(cell)
+    return cell.get("cell_type") == "markdown" and bool(meta.get("solution")) and bool(meta.get("grade"))
 
 
 def regions(source: str, begin: str, end: str) -> list[tuple[int, int]]:
@@ -177,8 +204,35 @@ def checked_regions(source: str, begin: str, end: str, where: str) -> list[tuple
         raise ExerciseError(f"{where}, {err}") from None
 
 
+def cell_points(meta: dict[str, Any], where: str) -> float:
+    """A grade cell's ``points``, or ``ExerciseError`` naming the cell."""
+    points = meta.get("points")
+    if not isinstance(points, (int, float)) or isinstance(points, bool) or points < 0:
+        grade_id = meta.get("grade_id")
+        raise ExerciseError(f'{where}: grade cell {grade_id!r} needs "points": a number ≥ 0, not {points!r}')
+    return float(points)
+
+
+def find_written_answers(nb: Any, notebook: str) -> list[WrittenAnswer]:
+    """The written answers of a solution notebook, in order (the cells are validated by :func:`find_exercises`)."""
+    find_exercises(nb, notebook)
+    answers = []
+    for index, cell in enumerate(nb.cells):
+        if is_written_answer(cell):
+            before = nb.cells[index - 1] if index else None
+            question = before.source if before is not None and before.cell_type == "markdown" else ""
+            meta = nbgrader_meta(cell)
+            answers.append(
+                WrittenAnswer(notebook, meta["grade_id"], index, float(meta["points"]), question, cell.source)
+            )
+    return answers
+
+
 def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
-    """The exercises of a solution notebook, in order; ``ExerciseError`` says which cell is malformed and why."""
+    """The exercises of a solution notebook, in order; ``ExerciseError`` says which cell is malformed and why.
+
+    Written answers (:func:`is_written_answer`) are validated here too (a grade_id of their own, points, and not
+    between an exercise and its check) but are not exercises: nobody's code runs for them."""
     exercises: list[Exercise] = []
     pending: tuple[int, str] | None = None
     seen: set[str] = set()
@@ -194,6 +248,19 @@ def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
         if grade_id in seen:
             raise ExerciseError(f"{where}: grade_id {grade_id!r} is used twice")
         seen.add(grade_id)
+        if cell.cell_type == "markdown" and meta.get("solution") != meta.get("grade"):
+            raise ExerciseError(
+                f'{where}: a Markdown cell graded by hand needs both "solution": true and "grade": true '
+                "(nbgrader's manually graded answer)"
+            )
+        if is_written_answer(cell):
+            cell_points(meta, where)
+            if pending is not None:
+                raise ExerciseError(
+                    f"{where}: written answer {grade_id!r} sits between exercise {pending[1]!r} and its check; "
+                    "put it after the check"
+                )
+            continue
         if cell.cell_type != "code":
             raise ExerciseError(f"{where}: only code cells can be exercises (found a {cell.cell_type} cell)")
         if meta.get("solution"):
@@ -203,9 +270,7 @@ def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
                 raise ExerciseError(f"{where}: solution cell without {BEGIN_SOLUTION!r} … {END_SOLUTION!r}")
             pending = (index, grade_id)
         if meta.get("grade"):
-            points = meta.get("points")
-            if not isinstance(points, (int, float)) or isinstance(points, bool) or points < 0:
-                raise ExerciseError(f'{where}: grade cell {grade_id!r} needs "points": a number ≥ 0, not {points!r}')
+            points = cell_points(meta, where)
             if pending is None:
                 raise ExerciseError(f"{where}: grade cell {grade_id!r} has no solution cell before it")
             checked_regions(cell.source, BEGIN_HIDDEN, END_HIDDEN, where)  # validates the markers

@@ -11,6 +11,7 @@ import io
 from collections import Counter
 from dataclasses import dataclass
 
+from .exercises import WrittenAnswer
 from .scoring import GRADER_ERROR, MEMORY_LIMIT, NOT_SUBMITTED, TIME_LIMIT, NotebookGrade
 from .submissions import UNREADABLE
 
@@ -48,9 +49,78 @@ def feedback_text(student: str, notebooks: list[NotebookGrade]) -> str:
         for column, outcome in grade.outcomes.items():
             reason = outcome.reason.replace("|", "\\|").replace("\n", " ")
             lines.append(f"| {column.split(':', 1)[1]} | {outcome.points:g} / {outcome.max_points:g} | {reason} |")
+        if grade.writing:
+            lines += ["", "Written answers, graded by hand by your instructor (not in the total above):", ""]
+            for column, written in grade.writing.items():
+                state = "answered" if written.text else "left blank: it earns nothing"
+                lines.append(f"- {column.split(':', 1)[1]} (up to {written.max_points:g} points): {state}")
         if grade.notes:
             lines += ["", "Notes:", *(f"- {n}" for n in grade.notes)]
         lines.append("")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------- grading by hand
+# A written answer's points are the instructor's to give: the batch lists every answer beside its rubric and leaves
+# a points column to fill; a blank answer is already 0.
+
+
+@dataclass
+class WritingSummary:
+    """One written answer over the class: how many wrote something."""
+
+    column: str
+    max_points: float
+    students: int
+    answered: int
+
+
+def writing_summary(grades: dict[str, list[NotebookGrade]]) -> list[WritingSummary]:
+    """Per written answer: the students whose notebook was graded, and how many of them wrote an answer."""
+    written = [(c, w) for notebooks in grades.values() for g in notebooks for c, w in g.writing.items()]
+    rows = []
+    for column in dict.fromkeys(c for c, _ in written):
+        mine = [w for c, w in written if c == column]
+        rows.append(WritingSummary(column, mine[0].max_points, len(mine), sum(bool(w.text) for w in mine)))
+    return rows
+
+
+def hand_grading_csv(grades: dict[str, list[NotebookGrade]], questions: list[WrittenAnswer]) -> str:
+    """CSV: one row per student and written answer (student, answer, max_points, points, text); ``points`` is left
+    empty for the instructor, and is 0 where the answer was left blank."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", "answer", "max_points", "points", "text"])
+    for student, notebooks in grades.items():
+        writing = {c: w for g in notebooks for c, w in g.writing.items()}
+        for q in questions:
+            if q.column in writing:
+                text = writing[q.column].text
+                writer.writerow([student, q.column, f"{q.points:g}", "" if text else "0", text])
+    return buffer.getvalue()
+
+
+def hand_grading_markdown(grades: dict[str, list[NotebookGrade]], questions: list[WrittenAnswer]) -> str:
+    """Markdown for reading the answers question by question: the question, the rubric, then each student's text."""
+    lines = ["# Written answers to grade by hand", "", "Enter the points in `hand-grading.csv`.", ""]
+    for q in questions:
+        lines += [
+            f"## {q.column} (up to {q.points:g} points)",
+            "",
+            "**Question.**",
+            "",
+            q.question.strip(),
+            "",
+            "**Rubric.**",
+            "",
+            q.rubric.strip(),
+            "",
+        ]
+        for student, notebooks in grades.items():
+            written = next((g.writing[q.column] for g in notebooks if q.column in g.writing), None)
+            if written is not None:
+                answer = "\n".join(f"> {line}" for line in written.text.splitlines()) or "> *(left blank: 0 points)*"
+                lines += [f"### {student}", "", answer, ""]
     return "\n".join(lines)
 
 
@@ -149,8 +219,10 @@ def needs_a_look(grades: dict[str, list[NotebookGrade]]) -> list[tuple[str, str,
     return out
 
 
-def class_table(summary: list[ExerciseSummary], counts: BatchCounts, width: int = 60) -> str:
-    """The class report as plain text for the terminal."""
+def class_table(
+    summary: list[ExerciseSummary], counts: BatchCounts, width: int = 60, writing: list[WritingSummary] = ()
+) -> str:
+    """The class report as plain text for the terminal; then the written answers left to grade by hand."""
     lines = [
         f"graded {counts.graded}, not submitted {counts.not_submitted}, unreadable {counts.unreadable}, "
         f"timed out (in some exercise) {counts.timed_out}, grader errors {counts.grader_errors}",
@@ -161,14 +233,22 @@ def class_table(summary: list[ExerciseSummary], counts: BatchCounts, width: int 
         failure = f"{row.top_failure_count} x {row.top_failure}" if row.top_failure else "-"
         failure = failure if len(failure) <= width else failure[: width - 3] + "..."
         lines.append(f"{row.column:<28} {row.earned:>3}/{row.students:<3} {row.share:>4.0%}  {failure}")
+    if writing:
+        lines += ["", f"{'to grade by hand':<28} {'answered':>11}  (hand-grading.csv, hand-grading.md)"]
+        for w in writing:
+            lines.append(f"{w.column:<28} {w.answered:>3}/{w.students:<3} {'':>4}  up to {w.max_points:g} points each")
     return "\n".join(lines)
 
 
 def class_report_html(
-    summary: list[ExerciseSummary], counts: BatchCounts, look: list[tuple[str, str, str]], title: str = "Class report"
+    summary: list[ExerciseSummary],
+    counts: BatchCounts,
+    look: list[tuple[str, str, str]],
+    title: str = "Class report",
+    writing: list[WritingSummary] = (),
 ) -> str:
     """A self-contained HTML page: the share of students who earned each exercise (a bar chart), the table with the
-    commonest failure, the batch's counts and the grades that need a look."""
+    commonest failure, the batch's counts, the grades that need a look and the written answers to grade by hand."""
     chart = _share_chart(summary)
     esc = html.escape
     rows = "".join(
@@ -178,6 +258,17 @@ def class_report_html(
         for r in summary
     )
     looks = "".join(f"<li>{esc(s)} · {esc(n)}: {esc(w)}</li>" for s, n, w in look) or "<li>none</li>"
+    by_hand = "".join(
+        f"<tr><td>{esc(w.column)}</td><td>{w.max_points:g}</td><td>{w.answered} / {w.students}</td></tr>"
+        for w in writing
+    )
+    by_hand = (
+        "<h2>To grade by hand</h2><p>Points go in <code>hand-grading.csv</code>; <code>hand-grading.md</code> lists "
+        "each answer beside its rubric.</p><table><tr><th>written answer</th><th>points</th><th>answered</th></tr>"
+        f"{by_hand}</table>"
+        if writing
+        else ""
+    )
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title><style>"
         "body{font-family:sans-serif;max-width:60rem;margin:2rem auto}table{border-collapse:collapse}"
@@ -186,7 +277,7 @@ def class_report_html(
         f"{counts.unreadable}, timed out in some exercise {counts.timed_out}, grader errors {counts.grader_errors}."
         f"</p><img alt='share of students who earned each exercise' src='data:image/png;base64,{chart}'>"
         "<table><tr><th>exercise</th><th>points</th><th>earned</th><th>share</th><th>mean points</th>"
-        f"<th>commonest failure</th></tr>{rows}</table><h2>Needs a look</h2><ul>{looks}</ul></body></html>"
+        f"<th>commonest failure</th></tr>{rows}</table><h2>Needs a look</h2><ul>{looks}</ul>{by_hand}</body></html>"
     )
 
 
@@ -224,4 +315,7 @@ def gradescope_results(notebooks: list[NotebookGrade]) -> dict:
         for column, outcome in grade.outcomes.items()
     ]
     notes = [f"{g.notebook}: {n}" for g in notebooks for n in g.notes]
+    by_hand = sum(w.max_points for g in notebooks for w in g.writing.values())
+    if by_hand:
+        notes.append(f"Your written answers (up to {by_hand:g} points) are graded by hand, not in this score.")
     return {"score": totals(notebooks)[0], "output": "\n".join(notes), "tests": tests}

@@ -42,6 +42,14 @@ class Outcome:
 
 
 @dataclass
+class Written:
+    """One written answer of one submission, graded by hand (:class:`.exercises.WrittenAnswer`)."""
+
+    max_points: float
+    text: str  # "" when missing or left as the release's stub
+
+
+@dataclass
 class NotebookGrade:
     """One student's grade for one notebook: each exercise's outcome, notes for the feedback, failed lesson cells."""
 
@@ -49,6 +57,7 @@ class NotebookGrade:
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # by exercise column
     notes: list[str] = field(default_factory=list)
     lesson_errors: list[str] = field(default_factory=list)  # the instructor's own cells that failed
+    writing: dict[str, Written] = field(default_factory=dict)  # written answers by column, graded by hand later
 
     @property
     def needs_look(self) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 import nbformat
 
-from .exercises import Exercise, nbgrader_meta
+from .exercises import TEXT_STUB, Exercise, WrittenAnswer, nbgrader_meta
 
 UNREADABLE = "not a readable notebook"  # how a file that is no notebook is reported (and counted, :mod:`.reporting`)
 
@@ -73,6 +73,17 @@ def student_answers(submission: Any, exercises: list[Exercise]) -> dict[str, str
         ]
         answers[exercise.name] = matches[0] if len(matches) == 1 else None
     return answers
+
+
+def student_writing(submission: Any, questions: list[WrittenAnswer]) -> dict[str, str]:
+    """The student's text for each written answer, found by grade_id among the Markdown cells: ``""`` when the cell
+    is missing or still holds nothing but ``YOUR ANSWER HERE``."""
+    by_id: dict[str, str] = {}
+    for cell in submission.get("cells", []):
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if cell.get("cell_type") == "markdown" and grade_id and grade_id not in by_id:
+            by_id[grade_id] = _text(cell.get("source", "")).strip()
+    return {q.name: "" if by_id.get(q.name, "") == TEXT_STUB else by_id.get(q.name, "") for q in questions}
 
 
 def _text(source: Any) -> str:
