@@ -800,6 +800,9 @@ def test_each_submission_gets_what_it_earned_under_bubblewrap(bubblewrap_batch, 
     _check_grade(bubblewrap_batch, student)
 
 
+FRAGILE_CELL = len(nbformat.read(FIXTURE, 4).cells)  # the index of the cell fragile_lesson appends
+
+
 @pytest.fixture
 def fragile_lesson(tmp_path):
     """The tiny lesson with one more lesson cell, which fails where the environment lacks what it needs
@@ -864,7 +867,7 @@ def test_a_broken_environment_is_refused_before_anyone_is_graded(fragile_lesson)
         "calibration failed",
         "no student was graded",
         "01_tiny: the solution earns 4 / 4",
-        "cell 13 raised the lesson's data is missing",
+        f"cell {FRAGILE_CELL} raised the lesson's data is missing",
         "--skip-calibration",
     ):
         assert expected in run.stderr, run.stderr
@@ -879,7 +882,7 @@ def test_a_failing_lesson_cell_marks_the_grade_for_a_look(fragile_lesson):
     assert "ada: 4 / 4  NEEDS A LOOK: a lesson cell failed in 01_tiny" in run.stdout
     with (root / "out" / "grades.csv").open() as f:
         row = next(csv.DictReader(f))
-    assert row["needs_look"] == "01_tiny: lesson cell 13 raised the lesson's data is missing"
+    assert row["needs_look"] == f"01_tiny: lesson cell {FRAGILE_CELL} raised the lesson's data is missing"
     feedback = (root / "out" / "feedback" / "ada.md").read_text()
     assert feedback.index("**A cell of the lesson itself failed**") < feedback.index("## 01_tiny")
 
