@@ -30,6 +30,8 @@ from course_tools.grading.exercises import (
     TEXT_STUB,
     ExerciseError,
     find_written_answers,
+    heading_anchor,
+    rubric_of,
     split_hidden,
     strip_solutions,
     without_magics,
@@ -1108,6 +1110,32 @@ def test_a_failed_hidden_test_says_which_property_and_nothing_of_its_code():
     )
     assert hidden_reason({"ename": "AssertionError", "evalue": ""}).endswith("hidden tests (AssertionError)")
     assert hidden_reason({"ename": "KeyError", "evalue": "'secret'"}).endswith("hidden tests (KeyError)")
+
+
+def test_a_rubric_can_live_in_the_appendix_section_its_cell_links_to(tmp_path):
+    (tmp_path / "appendix").mkdir()
+    (tmp_path / "appendix" / "01.md").write_text(
+        "# Appendix\n\n## Rubric: `why`\n\n- 1 point: the reason.\n\n### A detail\n\nkept\n\n## Next\n\nnot kept\n"
+    )
+    cell = "Rubric (1 point): [instructor appendix](appendix/01.md#rubric-why)."
+    assert heading_anchor("Rubric: `why`") == "rubric-why" and heading_anchor("Step 2 (of 3)") == "step-2-of-3"
+    assert rubric_of(cell, tmp_path) == "- 1 point: the reason.\n\n### A detail\n\nkept"
+    assert rubric_of("- 1 point: inline.", tmp_path) == "- 1 point: inline."
+    assert rubric_of(cell, None) == cell
+    assert "not beside the notebook" in rubric_of(cell, tmp_path / "elsewhere")
+    with pytest.raises(
+        ExerciseError, match="no heading with the anchor #rubric-who; its anchors: #appendix, #rubric-why"
+    ):
+        rubric_of(cell.replace("#rubric-why", "#rubric-who"), tmp_path)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_written_answer_in_the_course_has_a_rubric_in_its_appendix(path):
+    nb = nbformat.read(path, 4)
+    for written in find_written_answers(nb, path.stem, path.parent):
+        cell = nb.cells[written.index].source
+        assert "](appendix/" in cell and len(cell.split()) <= 12, f"{written.name}: the cell should only link"
+        assert "1 point" in written.rubric and "not beside" not in written.rubric, written.rubric
 
 
 @pytest.mark.parametrize(

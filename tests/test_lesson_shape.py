@@ -16,13 +16,9 @@ MAX_OUTPUT_CHARS = 2000
 
 
 def markdown_words(notebook: dict) -> int:
-    """Words (whitespace-separated runs) in the markdown cells a student reads: a written answer's cell (nbgrader's
-    manually graded answer) holds the instructor's rubric, which the release replaces with ``YOUR ANSWER HERE``."""
-    return sum(
-        len(re.findall(r"\S+", "".join(c["source"])))
-        for c in notebook["cells"]
-        if c["cell_type"] == "markdown" and not c.get("metadata", {}).get("nbgrader", {}).get("solution")
-    )
+    """Words (whitespace-separated runs) in every markdown cell, a written answer's cell included: its rubric lives
+    in the lesson's instructor appendix and the cell holds one line that links to it."""
+    return sum(len(re.findall(r"\S+", "".join(c["source"]))) for c in notebook["cells"] if c["cell_type"] == "markdown")
 
 
 def text_outputs(notebook: dict):
@@ -58,7 +54,7 @@ def test_the_checks_count_what_they_say():
             {
                 "cell_type": "markdown",
                 "metadata": {"nbgrader": {"solution": True, "grade": True, "grade_id": "why", "points": 2}},
-                "source": ["A rubric the student never sees: not counted"],
+                "source": ["A rubric link: counted"],
             },
             {
                 "cell_type": "code",
@@ -71,7 +67,7 @@ def test_the_checks_count_what_they_say():
             },
         ]
     }
-    assert markdown_words(nb) == 6
+    assert markdown_words(nb) == 10
     assert [t.count("\n") for _, t in text_outputs(nb)] == [30, 41]
 
 

@@ -95,9 +95,10 @@ def autograde(
     """
     submissions, source, out = Path(submissions), Path(source), Path(out)
     feedback = Path(feedback) if feedback is not None else out.parent / "feedback"
-    sources = {p.stem: nbformat.read(p, as_version=4) for p in notebooks_in(source)}
+    paths = {p.stem: p for p in notebooks_in(source)}
+    sources = {name: nbformat.read(p, as_version=4) for name, p in paths.items()}
     exercises = {name: find_exercises(nb, name) for name, nb in sources.items()}
-    questions = {name: find_written_answers(nb, name) for name, nb in sources.items()}
+    questions = {name: find_written_answers(nb, name, paths[name].parent) for name, nb in sources.items()}
     handed_in = find_submissions(submissions, list(sources))
     graded = [n for n in sources if exercises[n] and any(s[n] is not None for s in handed_in.values())]
     if not graded:

@@ -6,8 +6,10 @@ between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``, the tests stude
 the grade cell that follows it make one exercise, named after the solution cell's ``grade_id``.
 
 A *written answer* is nbgrader's manually graded answer: a Markdown cell with both ``solution`` and ``grade`` set and
-its ``points``. In the instructor's notebook it holds the rubric; the release replaces it whole with
-``YOUR ANSWER HERE``, the student writes there, and the instructor grades it by hand (:func:`find_written_answers`).
+its ``points``. In the instructor's notebook it holds the rubric, or a link to the section of the lesson's instructor
+appendix that holds it (``[rubric](appendix/01_masking.md#rubric-ex4_explain)``), which keeps the lesson's prose
+short; the release replaces the cell whole with ``YOUR ANSWER HERE``, the student writes there, and the instructor
+grades it by hand (:func:`find_written_answers`).
 
 nbgrader, which makes the student versions (:mod:`.release`), reads any line that merely *contains* ``BEGIN SOLUTION``
 (and the other three) as a marker, in any cell; the grader reads only a line that is exactly the marker. So that both
@@ -20,6 +22,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
@@ -69,7 +72,7 @@ class WrittenAnswer:
     index: int  # index of the answer cell in the solution notebook
     points: float
     question: str  # the Markdown cell just before the answer cell (where the question is asked)
-    rubric: str  # the answer cell in the instructor's notebook
+    rubric: str  # the answer cell in the instructor's notebook, or the appendix section it links to
 
     @property
     def column(self) -> str:
@@ -213,8 +216,47 @@ def cell_points(meta: dict[str, Any], where: str) -> float:
     return float(points)
 
 
-def find_written_answers(nb: Any, notebook: str) -> list[WrittenAnswer]:
-    """The written answers of a solution notebook, in order (the cells are validated by :func:`find_exercises`)."""
+RUBRIC_LINK = re.compile(r"\]\(([^)#\s]+\.md)#([^)\s]+)\)")  # [text](page.md#anchor)
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def linked_section(page: Path, anchor: str) -> str:
+    """The section of a Markdown page under the heading whose anchor is ``anchor``, up to the next heading of the
+    same or a higher level; ``ExerciseError`` names the headings there are when none matches."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    headings = [
+        (i, len(m.group(1)), m.group(2)) for i, line in enumerate(lines) if (m := re.match(r"(#+)\s+(.*)", line))
+    ]
+    for n, (start, level, title) in enumerate(headings):
+        if heading_anchor(title) == anchor:
+            stop = next((i for i, lvl, _ in headings[n + 1 :] if lvl <= level), len(lines))
+            return "\n".join(lines[start + 1 : stop]).strip()
+    raise ExerciseError(
+        f"{page} has no heading with the anchor #{anchor}; its anchors: "
+        + ", ".join("#" + heading_anchor(t) for _, _, t in headings)
+    )
+
+
+def rubric_of(answer_cell: str, folder: Path | None) -> str:
+    """A written answer's rubric: the appendix section its cell links to (read from ``folder``, the solution
+    notebook's folder), else the cell itself. A cell whose linked page is not beside the notebook (a source folder
+    copied without the appendices) keeps its link, with a line saying where the rubric should have been."""
+    link = RUBRIC_LINK.search(answer_cell)
+    if link is None or folder is None:
+        return answer_cell
+    page = folder / link.group(1)
+    if not page.is_file():
+        return f"{answer_cell.strip()}\n\n(The rubric is in {link.group(1)}, which is not beside the notebook.)"
+    return linked_section(page, link.group(2))
+
+
+def find_written_answers(nb: Any, notebook: str, folder: Path | None = None) -> list[WrittenAnswer]:
+    """The written answers of a solution notebook, in order (the cells are validated by :func:`find_exercises`);
+    ``folder`` is where the notebook lies, for rubrics that link to its instructor appendix (:func:`rubric_of`)."""
     find_exercises(nb, notebook)
     answers = []
     for index, cell in enumerate(nb.cells):
@@ -222,9 +264,8 @@ def find_written_answers(nb: Any, notebook: str) -> list[WrittenAnswer]:
             before = nb.cells[index - 1] if index else None
             question = before.source if before is not None and before.cell_type == "markdown" else ""
             meta = nbgrader_meta(cell)
-            answers.append(
-                WrittenAnswer(notebook, meta["grade_id"], index, float(meta["points"]), question, cell.source)
-            )
+            rubric = rubric_of(cell.source, folder)
+            answers.append(WrittenAnswer(notebook, meta["grade_id"], index, float(meta["points"]), question, rubric))
     return answers
 
 
