@@ -116,13 +116,22 @@ def test_selective_training_of_a_masked_lm_keeps_the_tied_decoder_frozen(tiny_ml
         train_only(torch.nn.Linear(2, 2), 1)
 
 
-def test_equal_size_cuts_the_larger_corpus():
-    from course_utils.adaptation import equal_size
+def test_equal_tokens_cuts_the_corpus_with_more_tokens_not_the_one_with_more_sentences():
+    from course_utils.adaptation import equal_tokens, sample_texts
 
-    small, large = [f"cs {i}" for i in range(5)], [f"bio {i}" for i in range(50)]
-    x, y = equal_size(large, small, seed=1)
-    assert len(x) == len(y) == 5 and set(x) <= set(large) and sorted(y) == sorted(small)
-    assert (x, y) == equal_size(large, small, seed=1)
+    words = lambda text: len(text.split())  # noqa: E731
+    few_long = [" ".join(["bio"] * 10) + f" {i}" for i in range(5)]  # 5 sentences, 55 words
+    many_short = [f"cs {i}" for i in range(20)]  # 20 sentences, 40 words
+    x, y = equal_tokens(few_long, many_short, words, seed=1)
+    assert y == sample_texts(many_short, 20, 1)  # fewer tokens: whole, shuffled
+    assert x == sample_texts(few_long, 5, 1)[:4]  # the shortest prefix reaching 40 words: 44
+    assert 0 <= sum(map(words, x)) - sum(map(words, y)) < max(map(words, few_long))
+    assert (x, y) == equal_tokens(few_long, many_short, words, seed=1)
+    assert equal_tokens(many_short, few_long, words, seed=1) == (y, x)
+    with pytest.raises(ValueError, match="no tokens"):
+        equal_tokens(["", "a"], ["b"], words)
+    with pytest.raises(ValueError, match="Cannot draw"):
+        equal_tokens([], ["b"], words)
 
 
 @pytest.mark.slow

@@ -39,7 +39,7 @@ class Regime:
     """One row of lesson 05's table: which DAPT model, and how ChemProt fine-tunes on top of it."""
 
     label: str
-    dapt: str  # "section 2" (100 steps, the equal-size corpus) or "whole" (regime_steps)
+    dapt: str  # "section 2" (100 steps, the token-equal corpus) or "whole" (regime_steps)
     top_layers: int | None = None  # None: every weight trains; n: only the top n layers and the head
     train_examples: int | None = None  # None: all 4,169 labelled sentences
     epochs: float | None = None  # None: the lesson's recipe
@@ -48,7 +48,7 @@ class Regime:
 
 
 REGIMES = (
-    Regime("section 2's DAPT (100 steps on 2,624 sentences); section 4's recipe", "section 2"),
+    Regime("section 2's DAPT (100 steps on the token-equal corpus); section 4's recipe", "section 2"),
     Regime("section 2's DAPT; 500 labelled sentences, 5 epochs", "section 2", train_examples=500, epochs=5),
     Regime("section 2's DAPT; only the top layer and the head train", "section 2", top_layers=1),
     Regime("DAPT on the whole corpus; section 4's recipe", "whole"),
@@ -96,7 +96,12 @@ def main(argv: list[str] | None = None) -> dict:
         """Lesson 05's two DAPT models, made once each, exactly as the lesson makes them (seed 0)."""
         if which not in dapt_models:
             if which == "section 2":
-                texts = adaptation.equal_size(list(biomed["train"]["text"]), list(cs["train"]["text"]), seed=0)[0]
+                texts = adaptation.equal_tokens(
+                    list(biomed["train"]["text"]),
+                    list(cs["train"]["text"]),
+                    lambda t: len(tokenizer.tokenize(t)),
+                    seed=0,
+                )[0]
                 blocks = corpus_blocks(texts, tokenizer, recipe.block_length, min_blocks=recipe.batch_size)
                 steps, every = recipe.steps, max(1, recipe.steps // 5)
             else:
