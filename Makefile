@@ -12,13 +12,14 @@ TORCH       ?= torch==2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 EXTRAS      ?= offline,lab
 # The maintainers' and instructors' package (tools/pyproject.toml): the runner, tests, linters, benchmarks, rehearsal
-# and grading. Installed beside course_utils by every target here; never by a notebook.
-TOOLS       ?= ./tools[dev]
+# and grading, and the website's builder (extra `site`). Installed beside course_utils by every target here; never by
+# a notebook.
+TOOLS       ?= ./tools[dev,site]
 # `make test` plays a student without the offline mirror: only the datasets the registry takes from the hub are
 # visible, copied from ../shared/data into this folder, which stands in for the hub (tests/hub_standin.py).
 HUB_STANDIN ?= build/hub-standin
 
-.PHONY: course models test unit lint rehearse lab env refresh-notebooks bench clean
+.PHONY: course models test unit lint rehearse lab env refresh-notebooks bench site site-check clean
 
 env: $(STAMP)
 
@@ -80,6 +81,16 @@ refresh-notebooks: models
 # Speed and memory targets (never timed inside unit tests).
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m course_tools.bench all
+
+# The course's website in build/site/: the executed lessons (build/notebooks/ after `make course`, else the committed
+# ones; never re-executed), the appendices, the guides, the API reference and the results page (from
+# build/course-report.json where it exists). SOLUTIONS=1 builds the instructor's site, solutions shown.
+site: $(STAMP)
+	$(PY) -m course_tools.site build $(if $(SOLUTIONS),--solutions)
+
+# Every page of the site in headless Chromium (the system's: `apt install chromium`); screenshots in build/site-check/.
+site-check: site
+	$(PY) -m course_tools.site check
 
 clean:
 	rm -rf build

@@ -150,7 +150,11 @@ def test_the_quote_check_catches_a_stale_number_and_spares_a_citation():
     assert unprinted_quotes(nb("Run `x = 1.5` with $p = 0.3$.")) == []
 
 
-def test_every_relative_link_in_the_lessons_and_their_appendices_resolves():
+def test_every_relative_link_in_the_lessons_the_readme_and_the_guides_resolves_anchors_included():
+    """Files must exist; an anchor into a Markdown page (or the page itself) must be one of its headings (GitHub's and
+    the site's anchors are the same: lower case, punctuation dropped, spaces as hyphens)."""
+    from course_tools.grading.exercises import heading_anchor
+
     root = NOTEBOOKS[0].parents[1]
     pages = [
         (p, "\n".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"] if c["cell_type"] == "markdown"))
@@ -160,10 +164,19 @@ def test_every_relative_link_in_the_lessons_and_their_appendices_resolves():
         (p, p.read_text())
         for p in [root / "README.md", *root.glob("notebooks/appendix/*.md"), *root.glob("docs/**/*.md")]
     ]
-    broken = [
-        f"{page.relative_to(root)} -> {target}"
-        for page, text in pages
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
-        if not target.startswith(("http://", "https://", "mailto:")) and not (page.parent / target).exists()
-    ]
-    assert not broken, f"links to files that do not exist: {broken}"
+
+    def anchors(page: Path) -> set[str]:
+        text = page.read_text() if page.suffix == ".md" else ""
+        return {heading_anchor(m) for m in re.findall(r"(?m)^#+\s+(.*)$", text)}
+
+    broken = []
+    for page, text in pages:
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", text):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path = (page.parent / target) if target else page
+            if not path.exists():
+                broken.append(f"{page.relative_to(root)} -> {target} (no such file)")
+            elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+                broken.append(f"{page.relative_to(root)} -> {target}#{anchor} (no such heading)")
+    assert not broken, f"links that do not resolve: {broken}"

@@ -1,0 +1,48 @@
+"""``python -m course_tools.site build|check``: see the package's docstring."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .build import build
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_tools.site", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("build", help="build the static site (offline; the notebooks are not executed)")
+    make.add_argument("--out", type=Path, default=Path("build/site"))
+    make.add_argument("--solutions", action="store_true", help="the instructor's site: solutions and rubrics shown")
+    make.add_argument(
+        "--report",
+        type=Path,
+        action="append",
+        default=None,
+        help="a course report for the results page (repeat to compare; default build/course-report.json if present)",
+    )
+    make.add_argument("--notebooks", type=Path, default=None, help="executed notebooks (default build/notebooks/)")
+    check = commands.add_parser("check", help="open the built site in headless Chromium and check every page")
+    check.add_argument("--site", type=Path, default=Path("build/site"))
+    check.add_argument("--out", type=Path, default=Path("build/site-check"))
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        reports = args.report
+        if reports is None:
+            default = Path("build/course-report.json")
+            reports = [default] if default.is_file() else []
+        missing = [str(p) for p in reports if not p.is_file()]
+        if missing:
+            parser.error(f"no such report: {', '.join(missing)} (make course writes build/course-report.json)")
+        home = build(args.out, solutions=args.solutions, reports=reports, executed=args.notebooks)
+        print(f"site: {home}")
+        return 0
+    from .check import check_site
+
+    problems = check_site(args.site, args.out)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

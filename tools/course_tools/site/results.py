@@ -1,0 +1,145 @@
+"""The results page: what each lesson proved on the run that built the site, read from one or more course reports
+(``build/course-report.json`` from ``make course``, the rehearsal's report, another machine's): per lesson its time
+and peak memory against the profile's budget, every claim with its threshold and outcome, and the sources it loaded;
+as tables, and as two figures. Two or more reports are shown side by side."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from course_utils.profiles import PROFILES  # noqa: E402
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """A course report, with a clear error for a file that is not one."""
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not a readable course report ({err}); `make course` writes one") from None
+    if not isinstance(report, dict) or "notebooks" not in report or "profile" not in report:
+        raise ValueError(f"{path} is not a course report: it has no 'profile' and 'notebooks' (from run_course)")
+    return report
+
+
+def label(report: dict[str, Any], path: Path) -> str:
+    """How a report is named in the tables: its profile and the machine's matmul speed, and the file."""
+    speed = (report.get("matmul_gflops") or {}).get("before")
+    return f"{report['profile']}" + (f", {speed:.0f} GFLOP/s" if speed else "") + f" ({path.parent.name}/{path.name})"
+
+
+def budget(report: dict[str, Any], lesson: str) -> tuple[float | None, float | None]:
+    """(seconds, peak MB) the profile allows the lesson, or None where the profile sets none."""
+    profile = PROFILES.get(report["profile"])
+    if profile is None:
+        return None, None
+    return profile.seconds_budget_for(lesson), profile.peak_rss_mb_budget
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return "∞" if math.isinf(value) else f"{value:.4g}"
+    return str(value)
+
+
+def claims_table(claims: list[dict[str, Any]]) -> list[str]:
+    rows = ["| claim | value | test | outcome |", "|---|---|---|---|"]
+    for c in claims:
+        test = f"{c.get('op', '')} {_number(c.get('threshold'))}"
+        name = str(c["name"]).replace("|", "\\|")
+        rows.append(f"| {name} | {_number(c.get('value'))} | {test} | {c.get('outcome', '')} |")
+    return rows
+
+
+def figures(reports: list[tuple[str, dict[str, Any]]], folder: Path) -> list[str]:
+    """Two PNGs in ``folder``: seconds per lesson against the budget, and claims held per lesson; their names."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lessons = sorted({nb["name"] for _, r in reports for nb in r["notebooks"]})
+    width = 0.8 / len(reports)
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    for k, (name, report) in enumerate(reports):
+        seconds = {nb["name"]: nb["seconds"] for nb in report["notebooks"]}
+        xs = [i + k * width for i in range(len(lessons))]
+        ax.bar(xs, [seconds.get(n, 0) for n in lessons], width, label=name)
+        budgets = [budget(report, n)[0] for n in lessons]
+        ax.scatter([x for x, b in zip(xs, budgets) if b], [b for b in budgets if b], marker="_", s=200, color="black")
+    ax.set_xticks([i + width * (len(reports) - 1) / 2 for i in range(len(lessons))], lessons, rotation=35, ha="right")
+    ax.set(ylabel="seconds", title="Time per lesson (bars) against its budget (black marks)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(folder / "time.png", dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    for k, (name, report) in enumerate(reports):
+        held = {nb["name"]: Counter(c.get("outcome") for c in nb.get("claims", [])) for nb in report["notebooks"]}
+        xs = [i + k * width for i in range(len(lessons))]
+        ok = [held.get(n, Counter())["held"] for n in lessons]
+        failed = [held.get(n, Counter())["failed"] for n in lessons]
+        ax.bar(xs, ok, width, label=f"held · {name}")
+        ax.bar(xs, failed, width, bottom=ok, color="crimson", label=f"failed · {name}" if any(failed) else None)
+    ax.set_xticks([i + width * (len(reports) - 1) / 2 for i in range(len(lessons))], lessons, rotation=35, ha="right")
+    ax.set(ylabel="claims", title="Claims per lesson")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(folder / "claims.png", dpi=110)
+    plt.close(fig)
+    return ["time.png", "claims.png"]
+
+
+def results_page(paths: list[Path], folder: Path) -> str:
+    """MyST Markdown of the results page; its figures are written into ``folder`` (the page's own folder)."""
+    if not paths:
+        return (
+            "# Results\n\nNo course report was given when this site was built. Run `make course` (it writes "
+            "`build/course-report.json`), then `make site`.\n"
+        )
+    reports = [(label(load_report(p), p), load_report(p)) for p in paths]
+    lines = ["# Results", ""]
+    lines += [
+        "What each lesson proved on the run behind this site: its time and peak memory against the profile's "
+        "budget, and every claim it checked. Reports: " + "; ".join(name for name, _ in reports) + ".",
+        "",
+    ]
+    for png in figures(reports, folder):
+        lines += [f"![{png[:-4]}]({png})", ""]
+    header = "| lesson | " + " | ".join(f"{name}: seconds / budget · peak MB · claims held" for name, _ in reports)
+    lines += [header + " |", "|---|" + "---|" * len(reports)]
+    lessons = sorted({nb["name"] for _, r in reports for nb in r["notebooks"]})
+    for lesson in lessons:
+        cells = []
+        for _, report in reports:
+            nb = next((n for n in report["notebooks"] if n["name"] == lesson), None)
+            if nb is None:
+                cells.append("not run")
+                continue
+            seconds, _ = budget(report, lesson)
+            tally = Counter(c.get("outcome") for c in nb.get("claims", []))
+            peak = f"{nb['peak_rss_mb']:.0f}" if nb.get("peak_rss_mb") else "?"
+            over = " **over**" if nb.get("within_budget") is False else ""
+            cells.append(
+                f"{nb['status']}, {nb['seconds']:.0f} s / {seconds:.0f} s{over} · {peak} MB · "
+                f"{tally['held']} of {sum(tally.values())}"
+                if seconds
+                else f"{nb['status']}, {nb['seconds']:.0f} s · {peak} MB · {tally['held']} of {sum(tally.values())}"
+            )
+        lines.append(f"| {lesson} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for name, report in reports:
+        lines += [f"## {name}", ""]
+        for nb in report["notebooks"]:
+            lines += [f"### {nb['name']}", ""]
+            if nb.get("error"):
+                lines += [f"Failed: {nb['error']}", ""]
+            if nb.get("claims"):
+                lines += claims_table(nb["claims"]) + [""]
+            if nb.get("sources"):
+                lines += ["Loaded: " + "; ".join(f"{s['name']} ({s['source']})" for s in nb["sources"]), ""]
+    return "\n".join(lines)
