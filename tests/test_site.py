@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_tools.site.build import rewrite_links
+from course_tools.site.build import rewrite_links, without_rubrics
 from course_tools.site.lessons import helpers_used, student_page, with_links
 from course_tools.site.results import load_report, results_page
 
@@ -68,6 +68,11 @@ def test_a_link_to_a_file_the_site_does_not_render_goes_to_github(tmp_path):
     )
 
 
+def test_the_students_site_leaves_the_rubrics_out_of_the_appendices():
+    page = "# Appendix\n\n## Trials\n\nkept\n\n## Rubric: `ex4_explain`\n\n- 1 point: secret\n\n## After\n\nkept too\n"
+    assert without_rubrics(page) == "# Appendix\n\n## Trials\n\nkept\n\n## After\n\nkept too\n"
+
+
 def test_the_results_page_tabulates_each_report_and_refuses_a_file_that_is_not_one(tmp_path):
     report = {
         "profile": "quick",
@@ -114,6 +119,7 @@ def test_the_site_builds_offline_from_the_checkout_and_passes_the_browser_check(
     masking = (site / "notebooks" / "01_masking.html").read_text()
     assert "cdn.jsdelivr" not in masking and "colab-badge.svg" not in masking  # nothing fetched from elsewhere
     assert "Helpers used here" in masking and "course_utils.masking.mask_tokens" in masking
+    assert "Rubric" not in (site / "notebooks" / "appendix" / "01_masking.html").read_text()
     assert "BEGIN SOLUTION" not in masking and "NotImplementedError" in masking  # the student's stubs
     assert list((site / "_downloads").rglob("01_masking.ipynb")), "the student notebook is offered for download"
     if find_browser() is None:

@@ -113,13 +113,22 @@ def write_lessons(root: Path, source: Path, executed: Path, solutions: bool) -> 
     return helpers
 
 
-def copy_pages(root: Path, source: Path, github: str) -> None:
-    """The appendices and the docs, links rewritten (:func:`rewrite_links`)."""
-    pages = [*sorted((root / "notebooks" / "appendix").glob("*.md")), *sorted((root / "docs").rglob("*.md"))]
+def without_rubrics(text: str) -> str:
+    """An appendix page without its written answers' rubrics (its ``## Rubric: ...`` sections), for the students'
+    site: the rubrics are the instructor's."""
+    sections = re.split(r"(?m)^(?=## )", text)
+    return "".join(s for s in sections if not s.startswith("## Rubric:")).rstrip() + "\n"
+
+
+def copy_pages(root: Path, source: Path, github: str, solutions: bool) -> None:
+    """The appendices (without rubrics unless ``solutions``) and the docs, links rewritten (:func:`rewrite_links`)."""
+    appendices = sorted((root / "notebooks" / "appendix").glob("*.md"))
+    pages = [*appendices, *sorted((root / "docs").rglob("*.md"))]
     for page in pages:
         relative = page.relative_to(root)
         (source / relative).parent.mkdir(parents=True, exist_ok=True)
-        (source / relative).write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+        text = page.read_text(encoding="utf-8")
+        (source / relative).write_text(text if solutions or page not in appendices else without_rubrics(text))
     for page in pages:
         relative = page.relative_to(root)
         text = (source / relative).read_text(encoding="utf-8")
@@ -185,7 +194,7 @@ def build(
     rel = release(root)
     github = f"https://github.com/{rel.repository}"
     helpers = write_lessons(root, source, Path(executed or root / "build" / "notebooks"), solutions)
-    copy_pages(root, source, f"{github}")
+    copy_pages(root, source, github, solutions)
     write_api(source, helpers)
     (source / "results").mkdir()
     (source / "results" / "index.md").write_text(results_page(list(reports or []), source / "results"))
