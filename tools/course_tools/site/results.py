@@ -59,38 +59,43 @@ def claims_table(claims: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
+def _grouped_bars(lessons: list[str], count: int, draw, ylabel: str, title: str, path: Path) -> None:
+    """One figure of bars grouped by lesson, one bar per report: ``draw(ax, k, xs, width)`` draws report ``k``."""
+    width = 0.8 / count
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    for k in range(count):
+        draw(ax, k, [i + k * width for i in range(len(lessons))], width)
+    ax.set_xticks([i + width * (count - 1) / 2 for i in range(len(lessons))], lessons, rotation=35, ha="right")
+    ax.set(ylabel=ylabel, title=title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def figures(reports: list[tuple[str, dict[str, Any]]], folder: Path) -> list[str]:
     """Two PNGs in ``folder``: seconds per lesson against the budget, and claims held per lesson; their names."""
     folder.mkdir(parents=True, exist_ok=True)
     lessons = sorted({nb["name"] for _, r in reports for nb in r["notebooks"]})
-    width = 0.8 / len(reports)
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    for k, (name, report) in enumerate(reports):
+
+    def time(ax, k, xs, width):
+        name, report = reports[k]
         seconds = {nb["name"]: nb["seconds"] for nb in report["notebooks"]}
-        xs = [i + k * width for i in range(len(lessons))]
         ax.bar(xs, [seconds.get(n, 0) for n in lessons], width, label=name)
         budgets = [budget(report, n)[0] for n in lessons]
         ax.scatter([x for x, b in zip(xs, budgets) if b], [b for b in budgets if b], marker="_", s=200, color="black")
-    ax.set_xticks([i + width * (len(reports) - 1) / 2 for i in range(len(lessons))], lessons, rotation=35, ha="right")
-    ax.set(ylabel="seconds", title="Time per lesson (bars) against its budget (black marks)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(folder / "time.png", dpi=110)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    for k, (name, report) in enumerate(reports):
+
+    def claims(ax, k, xs, width):
+        name, report = reports[k]
         held = {nb["name"]: Counter(c.get("outcome") for c in nb.get("claims", [])) for nb in report["notebooks"]}
-        xs = [i + k * width for i in range(len(lessons))]
         ok = [held.get(n, Counter())["held"] for n in lessons]
         failed = [held.get(n, Counter())["failed"] for n in lessons]
         ax.bar(xs, ok, width, label=f"held · {name}")
         ax.bar(xs, failed, width, bottom=ok, color="crimson", label=f"failed · {name}" if any(failed) else None)
-    ax.set_xticks([i + width * (len(reports) - 1) / 2 for i in range(len(lessons))], lessons, rotation=35, ha="right")
-    ax.set(ylabel="claims", title="Claims per lesson")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(folder / "claims.png", dpi=110)
-    plt.close(fig)
+
+    title = "Time per lesson (bars) against its budget (black marks)"
+    _grouped_bars(lessons, len(reports), time, "seconds", title, folder / "time.png")
+    _grouped_bars(lessons, len(reports), claims, "claims", "Claims per lesson", folder / "claims.png")
     return ["time.png", "claims.png"]
 
 
