@@ -26,7 +26,9 @@ def checkout(tmp_path):
 
 def test_a_disagreeing_badge_or_first_cell_is_found_and_synced(checkout):
     readme = checkout / "README.md"
-    readme.write_text(readme.read_text().replace("/blob/v", "/blob/main-was-v", 1))
+    readme.write_text(
+        readme.read_text().replace("/blob/v", "/blob/main-was-v", 1).replace("-course/v0", "-course/v9", 1)
+    )
     path = checkout / "notebooks" / "01_masking.ipynb"
     nb = nbformat.read(path, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
@@ -34,6 +36,7 @@ def test_a_disagreeing_badge_or_first_cell_is_found_and_synced(checkout):
     nbformat.write(nb, path)
     found = colab_links.problems(checkout)
     assert any(line.startswith("README.md: badge") for line in found)
+    assert any(line.startswith("README.md: Binder badge") for line in found)
     assert (
         "01_masking.ipynb: the first code cell is not the install cell for " + colab_links.release(checkout).tag
         in found

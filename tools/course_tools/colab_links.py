@@ -31,6 +31,7 @@ FIRST_CELL_MARK = "# On Colab (or any Python without the course)"
 HEADER_MARK = "> **Runs as.**"
 DATA_MARK = "> **Data and models.**"
 BADGE_RE = re.compile(r"https://colab\.research\.google\.com/github/[^)\s\"]+?/notebooks/(?P<nb>[\w.-]+\.ipynb)")
+BINDER_RE = re.compile(r"https://mybinder\.org/v2/gh/[\w.-]+/[\w.-]+/[^?\s)]+")
 INSTALL_RE = re.compile(r"course-utils @ git\+https://github\.com/[^\s\"@]+(?:@[^\s\"]+)?")
 
 
@@ -44,6 +45,10 @@ class Release:
     @property
     def install_spec(self) -> str:
         return f"course-utils @ git+https://github.com/{self.repository}@{self.tag}"
+
+    @property
+    def binder_url(self) -> str:  # README's Binder badge, without its query (urlpath)
+        return f"https://mybinder.org/v2/gh/{self.repository}/{self.tag}"
 
     def badge_url(self, notebook: str) -> str:
         return f"https://colab.research.google.com/github/{self.repository}/blob/{self.tag}/notebooks/{notebook}"
@@ -140,6 +145,9 @@ def problems(root: Path | None = None) -> list[str]:
             found.append(f"README.md: badge {m.group(0)} (expected {rel.badge_url(m.group('nb'))})")
         if not (root / "notebooks" / m.group("nb")).is_file():
             found.append(f"README.md: badge for a notebook that does not exist: {m.group('nb')}")
+    for m in BINDER_RE.finditer(readme):
+        if m.group(0) != rel.binder_url:
+            found.append(f"README.md: Binder badge {m.group(0)} (expected {rel.binder_url})")
     for m in INSTALL_RE.finditer(readme):
         if m.group(0) != rel.install_spec:
             found.append(f"README.md: install line {m.group(0)!r} (expected {rel.install_spec!r})")
@@ -167,7 +175,7 @@ def sync(root: Path | None = None) -> list[str]:
     changed = []
     readme_path = root / "README.md"
     readme = readme_path.read_text(encoding="utf-8")
-    new = INSTALL_RE.sub(rel.install_spec, _fix_badges(readme, rel))
+    new = BINDER_RE.sub(rel.binder_url, INSTALL_RE.sub(rel.install_spec, _fix_badges(readme, rel)))
     if new != readme:
         readme_path.write_text(new, encoding="utf-8")
         changed.append("README.md")
