@@ -28,7 +28,6 @@ from .lessons import helpers_used, student_page, with_links
 from .results import results_page
 
 LINK = re.compile(r"(\]\()(?P<target>[^)\s#]+)(?P<anchor>#[^)\s]*)?\)")
-PAGES = (".md", ".ipynb")
 # A page's icon (a browser asks for one on every page; without it, each page logs a 404): a [MASK] token.
 FAVICON = (
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1f6f8b"/>'
@@ -81,7 +80,7 @@ def rewrite_links(text: str, page: Path, source: Path, root: Path, github: str) 
             relative = resolved.relative_to(root)
         except ValueError:
             return match.group(0)
-        if (source / relative).exists() and (relative.suffix in PAGES or (source / relative).is_dir() is False):
+        if (source / relative).is_file():  # a page (or file) the site has
             return match.group(0)
         if resolved.exists():
             kind = "tree" if resolved.is_dir() else "blob"
@@ -89,11 +88,6 @@ def rewrite_links(text: str, page: Path, source: Path, root: Path, github: str) 
         return match.group(0)
 
     return LINK.sub(fix, text)
-
-
-def lesson_title(nb) -> str:
-    first = nb.cells[0].source.splitlines()[0]
-    return first.lstrip("# ").strip()
 
 
 def write_lessons(root: Path, source: Path, executed: Path, solutions: bool) -> dict[str, list]:
@@ -104,11 +98,10 @@ def write_lessons(root: Path, source: Path, executed: Path, solutions: bool) -> 
     for path in sorted((root / "notebooks").glob("[0-9]*.ipynb")):
         ran = executed / path.name if (executed / path.name).is_file() else path
         nb = nbformat.read(ran, as_version=4)
-        student = student_page(nb, path.stem)
-        blank = nbformat.read(path, as_version=4)
-        nbformat.write(release_notebook(blank, path.stem), source / "downloads" / path.name)
+        nbformat.write(release_notebook(nb, path.stem), source / "downloads" / path.name)  # outputs cleared
         helpers[path.stem] = helpers_used(nb)
-        page = with_links(nb if solutions else student, helpers[path.stem], f"../downloads/{path.name}")
+        shown = nb if solutions else student_page(nb, path.stem)
+        page = with_links(shown, helpers[path.stem], f"../downloads/{path.name}")
         nbformat.write(page, source / "notebooks" / path.name)
     return helpers
 

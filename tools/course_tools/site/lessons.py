@@ -45,6 +45,7 @@ def helpers_used(nb: Any) -> list[Helper]:
     (``from course_utils.masking import mask_tokens``; ``from course_utils import adaptation`` then
     ``adaptation.equal_tokens``), each once, sorted by name."""
     found: dict[str, Helper] = {}
+    modules: dict[str, ModuleType] = {}  # names bound to course_utils modules, from any earlier cell
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -53,7 +54,6 @@ def helpers_used(nb: Any) -> list[Helper]:
             tree = ast.parse(source)
         except SyntaxError:
             continue
-        modules: dict[str, ModuleType] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
                 module = importlib.import_module(node.module)
