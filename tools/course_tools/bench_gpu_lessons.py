@@ -20,6 +20,7 @@ Random weights cost what trained ones cost: speed and memory do not depend on th
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import time
@@ -429,7 +430,9 @@ def measure(w: Workload, lengths: dict, tokenizer, device: str, tiny: bool, time
 
     run(data(2, True), 2)  # warm-up, and the longest batch for the peak
     sync()
-    if cuda:
+    if cuda:  # what an earlier run left in reference cycles (its optimizer, say) must not count towards this peak
+        gc.collect()
+        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
     run(data(2, True), 2)
     sync()
