@@ -101,6 +101,25 @@ def test_the_results_page_tabulates_each_report_and_refuses_a_file_that_is_not_o
     assert "Run `make course`" in results_page([], tmp_path / "none")
 
 
+def test_a_site_shows_this_checkout_s_own_reports_else_the_committed_ones(tmp_path):
+    from course_tools.site.results import default_reports, label
+
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    committed = tmp_path / "docs" / "results" / "quick.json"
+    committed.write_text("{}")
+    assert default_reports(tmp_path) == ([committed], True)
+    (tmp_path / "build" / "rehearsal").mkdir(parents=True)
+    own = tmp_path / "build" / "rehearsal" / "course-report.json"
+    own.write_text("{}")
+    assert default_reports(tmp_path) == ([own], False)
+    report = {"profile": "quick", "date": "2026-11-27 21:50 UTC", "matmul_gflops": {"before": 195.2}, "notebooks": []}
+    assert label(report, committed) == "quick, 2026-11-27, 195 GFLOP/s (results/quick.json)"
+    committed.write_text(json.dumps({**report, "machine": "2 cores, AMD EPYC"}))
+    page = results_page([committed], tmp_path / "out", committed=True)
+    assert "Machine: 2 cores, AMD EPYC." in page and "not a run of this checkout" in page
+    assert "not a run of this checkout" not in results_page([committed], tmp_path / "out2")
+
+
 @pytest.mark.slow
 def test_the_site_builds_offline_from_the_checkout_and_passes_the_browser_check(tmp_path):
     from course_tools.site.build import build

@@ -182,10 +182,27 @@ def run_course(
         "notebooks": entries,
         "total_seconds": round(time.perf_counter() - start, 1),
         "matmul_gflops": {"before": speed_before, "after": machine_speed()},
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": machine_name(),
         "report": str(report_path),
     }
     atomic_write_text(report_path, json.dumps(report, indent=2))
     return report
+
+
+def machine_name() -> str:
+    """The processor and its cores, as a report names the machine it ran on (e.g. "2 cores, AMD EPYC 9R14")."""
+    import platform
+
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:  # not Linux
+        pass
+    return f"{os.cpu_count()} cores, {model}"
 
 
 def machine_speed() -> float:

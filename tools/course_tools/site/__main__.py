@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=None,
         help="a course report for the results page (repeat to compare; by default those of `make course` and `make "
-        "rehearse`, build/course-report.json and build/rehearsal/course-report.json, where present)",
+        "rehearse`, build/course-report.json and build/rehearsal/course-report.json, where present, else the ones "
+        "committed in docs/results/)",
     )
     make.add_argument("--notebooks", type=Path, default=None, help="executed notebooks (default build/notebooks/)")
     check = commands.add_parser("check", help="open the built site in headless Chromium and check every page")
@@ -30,10 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "build":
         reports = args.report
-        if reports is None:
-            defaults = (Path("build/course-report.json"), Path("build/rehearsal/course-report.json"))
-            reports = [p for p in defaults if p.is_file()]
-        missing = [str(p) for p in reports if not p.is_file()]
+        missing = [str(p) for p in reports or [] if not p.is_file()]
         if missing:
             parser.error(f"no such report: {', '.join(missing)} (make course writes build/course-report.json)")
         home = build(args.out, solutions=args.solutions, reports=reports, executed=args.notebooks)

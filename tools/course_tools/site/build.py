@@ -25,7 +25,7 @@ from ..colab_links import release
 from ..grading.release import release_notebook
 from .api import module_page, public_modules, usage
 from .lessons import helpers_used, student_page, with_links
-from .results import results_page
+from .results import default_reports, results_page
 
 LINK = re.compile(r"(\]\()(?P<target>[^)\s#]+)(?P<anchor>#[^)\s]*)?\)")
 # A page's icon (a browser asks for one on every page; without it, each page logs a 404): a [MASK] token.
@@ -190,7 +190,10 @@ def build(
     copy_pages(root, source, github, solutions)
     write_api(source, helpers)
     (source / "results").mkdir()
-    (source / "results" / "index.md").write_text(results_page(list(reports or []), source / "results"))
+    committed = False
+    if reports is None:
+        reports, committed = default_reports(root)
+    (source / "results" / "index.md").write_text(results_page(list(reports), source / "results", committed))
     (source / "index.md").write_text(index_page(root, source), encoding="utf-8")
     mathjax = mathjax_folder()
     (source / "_static_extra").mkdir()

@@ -31,9 +31,30 @@ def load_report(path: Path) -> dict[str, Any]:
 
 
 def label(report: dict[str, Any], path: Path) -> str:
-    """How a report is named in the tables: its profile and the machine's matmul speed, and the file."""
+    """How a report is named in the tables: its profile, the day it ran and the machine's matmul speed, and the file."""
     speed = (report.get("matmul_gflops") or {}).get("before")
-    return f"{report['profile']}" + (f", {speed:.0f} GFLOP/s" if speed else "") + f" ({path.parent.name}/{path.name})"
+    day = str(report["date"])[:10] if report.get("date") else None
+    return (
+        f"{report['profile']}"
+        + (f", {day}" if day else "")
+        + (f", {speed:.0f} GFLOP/s" if speed else "")
+        + f" ({path.parent.name}/{path.name})"
+    )
+
+
+# Reports committed with the course (docs/results/): the run behind the published lessons, so that a site built from a
+# fresh clone has a results page. `make refresh-notebooks` writes quick.json; the rehearsal's is copied by hand.
+COMMITTED = Path("docs") / "results"
+BUILT = (Path("build") / "course-report.json", Path("build") / "rehearsal" / "course-report.json")
+
+
+def default_reports(root: Path) -> tuple[list[Path], bool]:
+    """The reports a site shows when none is named: this checkout's own runs (``make course``, ``make rehearse``) where
+    any exists, else those committed with the course -> (paths, whether they are the committed ones)."""
+    built = [root / p for p in BUILT if (root / p).is_file()]
+    if built:
+        return built, False
+    return sorted((root / COMMITTED).glob("*.json")), True
 
 
 def budget(report: dict[str, Any], lesson: str) -> tuple[float | None, float | None]:
@@ -99,8 +120,9 @@ def figures(reports: list[tuple[str, dict[str, Any]]], folder: Path) -> list[str
     return ["time.png", "claims.png"]
 
 
-def results_page(paths: list[Path], folder: Path) -> str:
-    """MyST Markdown of the results page; its figures are written into ``folder`` (the page's own folder)."""
+def results_page(paths: list[Path], folder: Path, committed: bool = False) -> str:
+    """MyST Markdown of the results page; its figures are written into ``folder`` (the page's own folder).
+    ``committed``: the reports are those committed with the course, not a run of this checkout."""
     if not paths:
         return (
             "# Results\n\nNo course report was given when this site was built. Run `make course` (it writes "
@@ -113,6 +135,15 @@ def results_page(paths: list[Path], folder: Path) -> str:
         "budget, and every claim it checked. Reports: " + "; ".join(name for name, _ in reports) + ".",
         "",
     ]
+    machines = sorted({r["machine"] for _, r in reports if r.get("machine")})
+    if machines:
+        lines += ["Machine: " + "; ".join(machines) + ".", ""]
+    if committed:
+        lines += [
+            "These are the reports committed with the course (`docs/results/`), not a run of this checkout: "
+            "`make course` (and `make rehearse`) write this machine's, and `make site` shows them instead.",
+            "",
+        ]
     for png in figures(reports, folder):
         lines += [f"![{png[:-4]}]({png})", ""]
     header = "| lesson | " + " | ".join(f"{name}: seconds / budget · peak MB · claims held" for name, _ in reports)
