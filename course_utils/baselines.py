@@ -19,7 +19,7 @@ def words(text: str) -> set[str]:
 
 
 def word_overlap(a: str, b: str) -> float:
-    """Jaccard overlap of two sentences' word sets, size of A ∩ B over size of A ∪ B, in [0, 1]; 0 when neither has a word."""
+    """Jaccard overlap of two sentences' word sets (shared words over all words), in [0, 1]; 0 if neither has any."""
     x, y = words(a), words(b)
     return len(x & y) / max(1, len(x | y))
 
