@@ -112,12 +112,16 @@ def test_a_site_shows_this_checkout_s_own_reports_else_the_committed_ones(tmp_pa
     own = tmp_path / "build" / "rehearsal" / "course-report.json"
     own.write_text("{}")
     assert default_reports(tmp_path) == ([own], False)
+    (tmp_path / "build" / "course-report.json").write_text("{}")
+    assert default_reports(tmp_path) == ([tmp_path / "build" / "course-report.json", own], False)
     report = {"profile": "quick", "date": "2026-11-27 21:50 UTC", "matmul_gflops": {"before": 195.2}, "notebooks": []}
     assert label(report, committed) == "quick, 2026-11-27, 195 GFLOP/s (results/quick.json)"
     committed.write_text(json.dumps({**report, "machine": "2 cores, AMD EPYC"}))
     page = results_page([committed], tmp_path / "out", committed=True)
     assert "Machine: 2 cores, AMD EPYC." in page and "not a run of this checkout" in page
     assert "not a run of this checkout" not in results_page([committed], tmp_path / "out2")
+    both = results_page([committed, committed], tmp_path / "out3")
+    assert "Machines: 2 cores, AMD EPYC (quick, 2026-11-27, 195 GFLOP/s (results/quick.json))" in both
 
 
 @pytest.mark.slow

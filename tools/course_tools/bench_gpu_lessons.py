@@ -452,6 +452,7 @@ def measure(w: Workload, lengths: dict, tokenizer, device: str, tiny: bool, time
     per_step = (long - short) / (3 * timed_steps) if long > short else long / (4 * timed_steps)  # noise: the mean
     model.to("cpu")  # its GPU memory back before the next workload
     if cuda:
+        gc.collect()
         torch.cuda.empty_cache()
     return {
         "lesson": w.lesson,

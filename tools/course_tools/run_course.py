@@ -202,7 +202,8 @@ def machine_name() -> str:
                 break
     except OSError:  # not Linux
         pass
-    return f"{os.cpu_count()} cores, {model}"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()  # a container's
+    return f"{cores} cores, {model}"
 
 
 def machine_speed() -> float:

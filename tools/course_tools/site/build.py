@@ -181,7 +181,8 @@ def build(
     root = repo_root()
     if root is None:
         raise FileNotFoundError("the site is built from a checkout of the course (pyproject.toml, notebooks/)")
-    out, source = Path(out), Path(f"{out}-src")
+    out = Path(out).resolve()  # sphinx runs in the checkout: a relative path would mean another folder there
+    source = Path(f"{out}-src")
     shutil.rmtree(source, ignore_errors=True)
     source.mkdir(parents=True)
     rel = release(root)

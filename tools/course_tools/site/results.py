@@ -136,9 +136,11 @@ def results_page(paths: list[Path], folder: Path, committed: bool = False) -> st
         "budget, and every claim it checked. Reports: " + "; ".join(name for name, _ in reports) + ".",
         "",
     ]
-    machines = sorted({r["machine"] for _, r in reports if r.get("machine")})
-    if machines:
-        lines += ["Machine: " + "; ".join(machines) + ".", ""]
+    machines = [(name, r["machine"]) for name, r in reports if r.get("machine")]
+    if len(reports) == 1 and machines:
+        lines += [f"Machine: {machines[0][1]}.", ""]
+    elif machines:
+        lines += ["Machines: " + "; ".join(f"{machine} ({name})" for name, machine in machines) + ".", ""]
     if committed:
         lines += [
             "These are the reports committed with the course (`docs/results/`), not a run of this checkout: "
