@@ -88,8 +88,8 @@ def _grouped_bars(lessons: list[str], count: int, draw, ylabel: str, title: str,
         draw(ax, k, [i + k * width for i in range(len(lessons))], width)
     ax.set_xticks([i + width * (count - 1) / 2 for i in range(len(lessons))], lessons, rotation=35, ha="right")
     ax.set(ylabel=ylabel, title=title)
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.35)  # headroom: the legend sits above the tallest bar, never on it
-    ax.legend(fontsize=7, loc="upper left", ncol=min(count, 2))
+    ax.set_ylim(0, ax.get_ylim()[1] * (1.15 + 0.2 * count))  # headroom: the legend (a row per report) clears the bars
+    ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
