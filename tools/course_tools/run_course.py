@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from course_utils.atomic import atomic_write_text
 from course_utils.claims import FAILED, HELD, NOT_EXPECTED, tally
+from course_utils.efficiency import device_name
 from course_utils.paths import repo_root
 from course_utils.profiles import PROFILES, SET_ENV, get_profile, with_settings
 from course_utils.report import RESULTS_ENV
@@ -183,27 +184,11 @@ def run_course(
         "total_seconds": round(time.perf_counter() - start, 1),
         "matmul_gflops": {"before": speed_before, "after": machine_speed()},
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": machine_name(),
+        "machine": device_name("cpu"),  # the processor and the threads the notebooks ran on
         "report": str(report_path),
     }
     atomic_write_text(report_path, json.dumps(report, indent=2))
     return report
-
-
-def machine_name() -> str:
-    """The processor and its cores, as a report names the machine it ran on (e.g. "2 cores, AMD EPYC 9R14")."""
-    import platform
-
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:  # not Linux
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()  # a container's
-    return f"{cores} cores, {model}"
 
 
 def machine_speed() -> float:

@@ -129,7 +129,7 @@ def results_page(paths: list[Path], folder: Path, committed: bool = False) -> st
             "# Results\n\nNo course report was given when this site was built. Run `make course` (it writes "
             "`build/course-report.json`), then `make site`.\n"
         )
-    reports = [(label(load_report(p), p), load_report(p)) for p in paths]
+    reports = [(label(report, p), report) for p, report in ((p, load_report(p)) for p in paths)]
     lines = ["# Results", ""]
     lines += [
         "What each lesson proved on the run behind this site: its time and peak memory against the profile's "
