@@ -5,6 +5,7 @@
     python -m course_tools.bench checkpoint   # rebuild the course BERT from nothing, timed, vs the shipped one
     python -m course_tools.bench english-mlm  # rebuild the course's English MLM (~40 min), vs the shipped one
     python -m course_tools.bench masking      # masking functions, tokens per second
+    python -m course_tools.bench steps        # 02, 03c, 03d training steps: AVX2 paths, threads, a busy neighbour
     python -m course_tools.bench course       # every notebook (quick profile) against its time and memory budget
     python -m course_tools.bench autograde    # 20 submissions of one notebook vs 2 x 20 x its own run time
     python -m course_tools.bench distributed  # the training loops in 2 CPU processes vs 1: the same model (<= 1e-5)
@@ -570,6 +571,13 @@ def bench_autograde(notebook: str, submissions: int) -> tuple[float, bool]:
     return seconds, seconds <= goal
 
 
+def _bench_steps(lessons: str, settings: str | None) -> tuple[dict, None]:
+    """``bench steps``: the training steps' table (``course_tools.bench_steps``); it has no goal, only findings."""
+    from .bench_steps import SETTINGS, bench_steps
+
+    return bench_steps(lessons.split(","), settings.split(",") if settings else list(SETTINGS)), None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_tools.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -583,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
             "english-mlm",
             "masking",
             "course",
+            "steps",
             "autograde",
             "distributed",
             "gpu",
@@ -623,6 +632,14 @@ def main(argv: list[str] | None = None) -> int:
         help="gpu-lessons: the training data's token counts, from --write-lengths where the data is (default: count)",
     )
     parser.add_argument("--write-lengths", type=Path, default=None, help="gpu-lessons: only count them into this file")
+    parser.add_argument(
+        "--lessons", default="02,03c,03d", help="steps: the lessons whose training steps are timed (default 02,03c,03d)"
+    )
+    parser.add_argument(
+        "--settings",
+        default=None,
+        help="steps: comma-separated settings (default: every one; see python -m course_tools.bench_steps)",
+    )
     parser.add_argument("--submissions", type=int, default=20, help="autograde: how many submissions (default 20)")
     args = parser.parse_args(argv)
     if (
@@ -652,6 +669,7 @@ def main(argv: list[str] | None = None) -> int:
         ("finetune", lambda: bench_finetune(args.examples, args.batch_size or 32)),
         ("checkpoint", None),
         ("course", lambda: bench_course(args.out)),
+        ("steps", lambda: _bench_steps(args.lessons, args.settings)),
     ):
         if args.what not in (name, "all"):
             continue
@@ -660,7 +678,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         figures, met = run()
         save_result(args.save_as if args.save_as and args.what != "all" else name, figures, met)
-        ok &= met
+        ok &= met is not False  # None: a bench of findings, no goal
     if args.what in ("english-mlm", "all"):
         ok &= bench_english_mlm()
     if args.what in ("autograde", "all"):
