@@ -46,11 +46,13 @@ models: $(STAMP)
 course: models
 	$(PY) -m course_tools.run_course --profile quick --out build
 
-# Every tier: the linters, the unit tests (fast and slow) and the notebooks under nbval, offline, in the quick
-# profile, without the mirror (see HUB_STANDIN); then the rehearsal of the full profile (below).
+# Every tier: the linters, the unit tests (fast and slow), the notebooks under nbval (offline, in the quick profile,
+# without the mirror: see HUB_STANDIN) and the rehearsal of the full profile (below), one test per notebook.
+# They run in LANES lanes (pytest-xdist), each on its own share of the cores, longest work first (conftest.py);
+# LANES=0 runs them one after another in one process.
+LANES ?= 2
 test: lint models
-	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest -m "" tests notebooks
-	$(MAKE) --no-print-directory rehearse
+	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest -m "" -n $(LANES) tests notebooks
 
 # The fast unit tests alone (what a plain `pytest` runs): no notebook, nothing marked slow.
 unit: $(STAMP)

@@ -12,6 +12,20 @@ from pathlib import Path
 
 import pytest
 
+# `make test` runs in lanes (pytest-xdist, `-n 2`): each worker gets its own share of the cores, and its kernels and
+# child processes inherit it, with as many threads as it has cores. Two notebooks on one core each finish sooner
+# than one after the other on two, and no OpenMP team waits on a core that another lane holds (maintainers' guide,
+# "Where the time goes").
+_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _worker and hasattr(os, "sched_setaffinity"):
+    _lanes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    _cores = sorted(os.sched_getaffinity(0))
+    _mine = _cores[int(_worker.removeprefix("gw")) % _lanes :: _lanes] if len(_cores) >= _lanes else _cores
+    os.sched_setaffinity(0, _mine)
+    os.environ["OMP_NUM_THREADS"] = str(max(1, len(_cores) // _lanes))  # before torch loads
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 import hub_standin  # noqa: E402
 
@@ -34,11 +48,69 @@ if _mirror != _standin:
     hub_standin.build(_standin, _mirror)
 os.environ["COURSE_DATA_DIR"] = str(_standin)
 os.environ["COURSE_HUB_STANDIN"] = str(_standin)
+os.environ["COURSE_TEST_MIRROR"] = str(_mirror)  # the rehearsal's tests take the full profile's data from here
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """The lessons' cells (nbval items) carry the ``notebooks`` marker, so ``-m`` can select or leave out that tier."""
+    """The lessons' cells (nbval items) carry the ``notebooks`` marker, so ``-m`` can select or leave out that tier.
+    Then the longest units of work come first (``unit_of``, ``expected_seconds``), so that the lanes end together;
+    the order within a unit is kept."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebooks)
+    expected = expected_seconds()
+    items.sort(key=lambda item: -expected.get(unit_of(item.nodeid), 1.0))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """The lanes' scheduler: pytest-xdist's by scope, a scope being ``unit_of`` a test, handed out in the collection's
+    order (longest first, above) to whichever lane is free."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Units(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+        def _reschedule(self, node) -> None:
+            """A lane takes its next unit only with one test left (a worker needs to know its next test before it
+            runs its last one); xdist's own takes more while three are left, and one-test units (a rehearsal) pile
+            up on one lane."""
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+            elif self._pending_of(self.assigned_work[node]) <= 1:
+                self._assign_work_unit(node)
+
+    config.option.loadscopereorder = False
+    return Units(config, log)
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work one lane runs in order: a notebook's cells (they share a kernel), a test module's tests (they
+    share its fixtures), or one rehearsal (each a notebook run of its own)."""
+    path = nodeid.split("::", 1)[0]
+    return nodeid if path.endswith("test_rehearsal.py") else path
+
+
+def expected_seconds() -> dict[str, float]:
+    """Unit -> its seconds on 2 cores: the notebooks' and rehearsals' from the committed reports (docs/results/), the
+    slowest test modules' as measured (pytest --durations, 2026-11-28); for the order of the lanes' work only."""
+    import json
+
+    found = {f"tests/{name}.py": seconds for name, seconds in SLOW_MODULES.items()}
+    reports = {
+        "quick.json": "notebooks/{}.ipynb",
+        "rehearsal.json": "tests/test_rehearsal.py::test_the_full_profile_rehearses[{}]",
+    }
+    for name, unit in reports.items():
+        path = Path(__file__).resolve().parent / "docs" / "results" / name
+        if path.is_file():
+            found.update(
+                {unit.format(nb["name"]): float(nb["seconds"]) for nb in json.loads(path.read_text())["notebooks"]}
+            )
+    return found
+
+
+SLOW_MODULES = {"test_grading": 170.0, "test_bench": 50.0, "test_adaptation": 35.0, "test_site": 20.0}

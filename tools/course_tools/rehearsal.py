@@ -47,6 +47,17 @@ def require_mirror() -> Path:
     return root
 
 
+def prepare(out: Path, cache: Path | None = None, mirror: Path | None = None) -> dict[str, str]:
+    """Build the stand-ins into ``cache`` (default ``out/hf-cache``; reused where built) -> the environment a
+    rehearsal's kernels run in: the hub off, its cache the stand-ins', datasets from the offline mirror (``mirror``,
+    default the one the resolver finds). ``make rehearse`` and the rehearsal's tests (tests/test_rehearsal.py, one per
+    notebook) both start here."""
+    root = mirror or require_mirror()
+    cache = cache or out / "hf-cache"
+    build_all(cache, hub_checkpoints(PROFILES[REHEARSAL]))
+    return {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "COURSE_DATA_DIR": str(root)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", help="notebooks to rehearse (default: notebooks/NN_*.ipynb)")
@@ -65,11 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    root = require_mirror()
     out = Path(args.out).resolve()
-    cache = Path(args.cache).resolve() if args.cache else out / "hf-cache"
-    build_all(cache, hub_checkpoints(PROFILES[REHEARSAL]))
-    os.environ.update({"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "COURSE_DATA_DIR": str(root)})
+    os.environ.update(prepare(out, Path(args.cache).resolve() if args.cache else None))
     notebooks = run_course.find_notebooks(args.notebooks)
     wrong = None if args.no_wrong_answers else wrong_answers_folder()
     report = run_course.run_course(notebooks, out, REHEARSAL, args.timeout, wrong_answers=wrong)
