@@ -63,6 +63,7 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: -expected.get(unit_of(item.nodeid), 1.0))
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: known only where it is installed
 def pytest_xdist_make_scheduler(config, log):
     """The lanes' scheduler: pytest-xdist's by scope, a scope being ``unit_of`` a test, handed out in the collection's
     order (longest first, above) to whichever lane is free."""
