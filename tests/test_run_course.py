@@ -43,7 +43,17 @@ def test_report_has_status_time_memory_and_results(tmp_path):
     assert "1/2 notebooks ok" in proc.stdout
     assert "AssertionError: arithmetic is broken" in proc.stdout  # the table shows why a notebook failed
     speed = report["matmul_gflops"]  # the yardstick that says whether two runs' seconds compare
-    assert speed["before"] > 1 and speed["after"] > 1 and "machine: fp32 matmul" in proc.stdout
+    assert speed["before"] > 1 and speed["after"] > 1 and "; fp32 matmul" in proc.stdout
+    assert "machine: cpu (" in proc.stdout and report["cpu_stolen"] is None or 0 <= report["cpu_stolen"] <= 1
+
+
+def test_stolen_share_is_steal_over_all_cpu_time_between_two_readings():
+    from course_tools.run_course import stolen_share
+
+    before = [100, 0, 50, 800, 0, 0, 0, 50, 0, 0]  # user nice system idle iowait irq softirq steal guest guest_nice
+    after = [400, 0, 100, 1200, 0, 0, 0, 300, 5, 0]  # 1,000 ticks more, 250 of them stolen (guest is in user already)
+    assert stolen_share(before, after) == 0.25
+    assert stolen_share(None, after) is None and stolen_share(before, before) is None
 
 
 def test_unknown_profile_is_refused(tmp_path):

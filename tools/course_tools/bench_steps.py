@@ -127,25 +127,14 @@ def measure(lesson: str, steps: int, setting: str) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def cpu_flags() -> str:
-    """This CPU's vector instruction sets, as the course reports name the machine type: 'AVX-512 (with BF16)',
-    'AVX-512', 'AVX2' or what /proc/cpuinfo does not say ('unknown')."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return "unknown"
-    if "avx512f" in flags:
-        return "AVX-512 (with BF16)" if "avx512_bf16" in flags else "AVX-512"
-    return "AVX2" if "avx2" in flags else ("unknown" if not flags else "neither AVX2 nor AVX-512")
-
-
 def bench_steps(lessons: list[str], settings: list[str]) -> dict:
     """The table: each lesson's milliseconds per step under each setting, and each over ``native`` -> figures."""
     for name in settings:
         if name not in SETTINGS:
             raise ValueError(f"no setting {name!r}; accepted: {', '.join(SETTINGS)}")
-    print(f"CPU: {cpu_flags()}, {os.cpu_count()} cores; each cell: ms per training step (x native)")
+    from course_utils.efficiency import device_name
+
+    print(f"{device_name('cpu')}; each cell: ms per training step (x native)")
     figures: dict = {}
     width = max(len(s) for s in settings)
     print(f"{'setting':<{width}}  " + "  ".join(f"{lesson:>16}" for lesson in lessons))

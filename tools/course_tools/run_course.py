@@ -143,7 +143,12 @@ def summary_table(report: dict[str, Any]) -> str:
     )
     if "matmul_gflops" in report:  # seconds compare across runs only where the machine ran at a like speed
         speed = report["matmul_gflops"]
-        lines.append(f"machine: fp32 matmul {speed['before']:.0f} GFLOP/s before the run, {speed['after']:.0f} after")
+        stolen = report.get("cpu_stolen")
+        lines.append(
+            f"machine: {report.get('machine', 'cpu')}; fp32 matmul {speed['before']:.0f} GFLOP/s before the run, "
+            f"{speed['after']:.0f} after"
+            + (f"; {stolen:.1%} of the CPU time stolen by the hypervisor" if stolen is not None else "")
+        )
     rows = wrong_answer_rows(report)
     if rows:
         from .grading.wrong_answers import problems, table  # the grader's modules, only where trials ran
@@ -170,6 +175,7 @@ def run_course(
     """Execute ``notebooks`` in order and write ``out_dir/course-report.json``; returns the report. ``wrong_answers``:
     a folder of wrong answers to score before each exercise (see ``run_notebook``)."""
     speed_before = machine_speed()
+    cpu_before = cpu_times()
     start = time.perf_counter()
     entries = []
     for source in tqdm(notebooks, desc="notebooks", unit="nb", disable=None):
@@ -183,12 +189,32 @@ def run_course(
         "notebooks": entries,
         "total_seconds": round(time.perf_counter() - start, 1),
         "matmul_gflops": {"before": speed_before, "after": machine_speed()},
+        "cpu_stolen": stolen_share(cpu_before, cpu_times()),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": device_name("cpu"),  # the processor and the threads the notebooks ran on
         "report": str(report_path),
     }
     atomic_write_text(report_path, json.dumps(report, indent=2))
     return report
+
+
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time so far by kind (Linux's /proc/stat: user, nice, system, idle, iowait, irq, softirq,
+    steal, ...), in ticks; None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="utf-8") as f:
+            return [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+
+
+def stolen_share(before: list[int] | None, after: list[int] | None) -> float | None:
+    """The share of CPU time between two ``cpu_times`` that the hypervisor gave to other machines (steal): time a
+    run's seconds include but its yardstick, the best of many matmuls, does not. None where it cannot tell."""
+    if not before or not after or len(before) < 8 or len(after) < 8:
+        return None
+    total = sum(after[:8]) - sum(before[:8])
+    return round((after[7] - before[7]) / total, 4) if total > 0 else None
 
 
 def machine_speed() -> float:
