@@ -138,6 +138,36 @@ def test_the_gpu_bench_runs_its_code_on_a_cpu(capsys):
     assert "one SST-2 epoch with fine_tune (64 sentences" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_the_gpu_profile_runs_its_code_on_a_cpu(capsys):
+    """`bench gpu-profile --device cpu --tiny`: both loops under the profiler with a small model, no GPU time."""
+    from course_tools.bench_gpu_profile import run
+
+    figures = run("cpu", tiny=True)
+    assert figures["mlm"]["wall_ms_per_step"] > 0 and figures["sst2"]["wall_ms_per_step"] > 0
+    assert figures["mlm"]["gpu_busy_ms_per_step"] == 0 and figures["sst2"]["gpu_idle_share"] is None
+    assert "attention implementation: sdpa" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_bench_steps_times_a_lessons_own_steps_in_a_fresh_process():
+    """`bench steps`: a lesson's training steps run in a child process under a setting's environment; the per-step
+    time comes back."""
+    from course_tools.bench_steps import LESSONS, measure
+
+    assert measure("02", 2, "1-thread") > 0
+    with pytest.raises(RuntimeError, match="lesson 99"):
+        measure("99", 2, "native")
+    assert set(LESSONS) == {"02", "03c", "03d"}
+
+
+def test_bench_steps_refuses_an_unknown_setting():
+    from course_tools.bench_steps import bench_steps
+
+    with pytest.raises(ValueError, match="accepted: native, avx2"):
+        bench_steps(["02"], ["turbo"])
+
+
 def test_gpu_lessons_counts_each_full_recipes_steps_from_the_profile():
     """`bench gpu-lessons` multiplies a measured step by the full recipe's step count: the counts follow the profile
     (03c: CoNLL-2003's 14,041 sentences, batch 32, 3 epochs; 02: the main run's steps)."""

@@ -10,6 +10,7 @@
     python -m course_tools.bench autograde    # 20 submissions of one notebook vs 2 x 20 x its own run time
     python -m course_tools.bench distributed  # the training loops in 2 CPU processes vs 1: the same model (<= 1e-5)
     python -m course_tools.bench gpu          # on a GPU: bert-base MLM tokens/s and MFU, one SST-2 epoch's wall time
+    python -m course_tools.bench gpu-profile  # on a GPU: where a bert-base MLM and SST-2 step goes (torch.profiler)
     python -m course_tools.bench gpu-lessons  # on a GPU: each lesson's full-profile training, peak memory and minutes
     python -m course_tools.bench compare A B  # two saved results (build/bench/<name>.json) side by side, B / A
     make bench                                # all of the above
@@ -596,6 +597,7 @@ def main(argv: list[str] | None = None) -> int:
             "distributed",
             "gpu",
             "gpu-lessons",
+            "gpu-profile",
             "all",
             "compare",
         ],
@@ -692,6 +694,10 @@ def main(argv: list[str] | None = None) -> int:
         from .bench_gpu import main as bench_gpu
 
         ok &= bench_gpu(args.device, args.tiny, args.lengths)
+    if args.what == "gpu-profile":
+        from .bench_gpu_profile import main as bench_gpu_profile
+
+        ok &= bench_gpu_profile(args.device, args.tiny, args.lengths)
     if args.what in ("gpu-lessons", "all"):
         from .bench_gpu_lessons import main as bench_gpu_lessons
 
