@@ -48,11 +48,13 @@ course: models
 
 # Every tier: the linters, the unit tests (fast and slow), the notebooks under nbval (offline, in the quick profile,
 # without the mirror: see HUB_STANDIN) and the rehearsal of the full profile (below), one test per notebook.
-# They run in LANES lanes (pytest-xdist), each on its own share of the cores, longest work first (conftest.py);
-# LANES=0 runs them one after another in one process.
+# They run in LANES lanes (pytest-xdist), each on its own share of the cores, longest work first (conftest.py),
+# after the lessons whose claims time work on every core (07), which run alone first. LANES=0: all in one process.
 LANES ?= 2
+TEST_ENV := COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN)
 test: lint models
-	COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) $(PY) -m pytest -m "" -n $(LANES) tests notebooks
+	$(TEST_ENV) $(PY) -m pytest -m every_core notebooks
+	$(TEST_ENV) $(PY) -m pytest -m "not every_core" -n $(LANES) tests notebooks
 
 # The fast unit tests alone (what a plain `pytest` runs): no notebook, nothing marked slow.
 unit: $(STAMP)

@@ -53,12 +53,14 @@ os.environ["COURSE_TEST_MIRROR"] = str(_mirror)  # the rehearsal's tests take th
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """The lessons' cells (nbval items) carry the ``notebooks`` marker, so ``-m`` can select or leave out that tier.
-    Then the longest units of work come first (``unit_of``, ``expected_seconds``), so that the lanes end together;
-    the order within a unit is kept."""
+    """The lessons' cells (nbval items) carry the ``notebooks`` marker, so ``-m`` can select or leave out that tier,
+    and those of the lessons in ``EVERY_CORE`` the ``every_core`` marker. Then the longest units of work come first
+    (``unit_of``, ``expected_seconds``), so that the lanes end together; the order within a unit is kept."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebooks)
+            if item.path.stem in EVERY_CORE:
+                item.add_marker(pytest.mark.every_core)
     expected = expected_seconds()
     items.sort(key=lambda item: -expected.get(unit_of(item.nodeid), 1.0))
 
@@ -113,5 +115,9 @@ def expected_seconds() -> dict[str, float]:
             )
     return found
 
+
+# Lessons whose claims time work against the whole machine (07: a batch against one sentence at a time, threads):
+# `make test` runs them alone on every core, before the lanes, as a student does (a lane has one core).
+EVERY_CORE = {"07_efficiency_and_the_bert_family"}
 
 SLOW_MODULES = {"test_grading": 170.0, "test_bench": 50.0, "test_adaptation": 35.0, "test_site": 20.0}
