@@ -1,6 +1,6 @@
 """Where a CPU training step's time goes, and what slows it: one lesson's training steps timed under each setting.
 
-    python -m course_tools.bench steps                  # 02, 03c and 03d under every setting below (about 8 min)
+    python -m course_tools.bench steps                  # 02, 03c and 03d under every setting below (about 10 min)
     python -m course_tools.bench steps --lessons 03c --settings native,neighbour+passive
     python -m course_tools.bench_steps 03c 40           # one lesson, one process, as the environment is now
 
@@ -11,7 +11,7 @@ and MKL read their environment once, when torch loads:
 - ``native``: as a student's notebook runs (every core, the best instruction set this CPU has);
 - ``avx2``: AVX2 code paths forced on (``ATEN_CPU_CAPABILITY``, ``ONEDNN_MAX_CPU_ISA``, ``MKL_ENABLE_INSTRUCTIONS``),
   to tell whether an AVX2-only machine is slower for its instruction set;
-- ``1-thread``: ``OMP_NUM_THREADS=1``;
+- ``1-thread``: ``OMP_NUM_THREADS=1``; ``passive``: ``OMP_WAIT_POLICY=PASSIVE`` (a thread that waits sleeps);
 - ``neighbour``, ``neighbour+passive``, ``neighbour+1-thread``: the same with another process busy on one core
   (a pure-Python loop), as on a shared machine or a laptop with something else running: every thread of the step's
   OpenMP team spin-waits at each barrier for the one that lost its core (``OMP_WAIT_POLICY=PASSIVE`` makes them sleep).
@@ -30,11 +30,12 @@ SETTINGS: dict[str, tuple[dict[str, str], bool]] = {  # name -> (environment, a 
     "native": ({}, False),
     "avx2": (AVX2, False),
     "1-thread": ({"OMP_NUM_THREADS": "1"}, False),
+    "passive": ({"OMP_WAIT_POLICY": "PASSIVE"}, False),
     "neighbour": ({}, True),
     "neighbour+passive": ({"OMP_WAIT_POLICY": "PASSIVE"}, True),
     "neighbour+1-thread": ({"OMP_NUM_THREADS": "1"}, True),
 }
-LESSONS = {"02": 200, "03c": 60, "03d": 20}  # lesson -> steps timed (each about 15-20 s natively on 2 cores)
+LESSONS = {"02": 150, "03c": 50, "03d": 12}  # lesson -> steps timed (each about 10-12 s natively on 2 cores)
 
 
 def lesson_steps(lesson: str, steps: int) -> float:
