@@ -93,7 +93,9 @@ def lesson_steps(lesson: str, steps: int) -> float:
 
         recipe = profile.finetune("squad")
         rows = load_dataset("rajpurkar/squad", "plain_text")["validation"].shuffle(seed=recipe.seed)
-        windows = encode_for_training(tokenizer, rows.select(range(2 * recipe.batch_size * steps)), 128, 32)
+        windows = encode_for_training(
+            tokenizer, rows.select(range(2 * recipe.batch_size * steps)), recipe.max_length, recipe.stride
+        )
         train = [w for w in windows if w["start_positions"] > 0][: recipe.batch_size * steps]  # the lesson's windows
         model = load_model(AutoModelForQuestionAnswering, profile.encoder)
     else:
