@@ -72,10 +72,21 @@ def _threshold(op: str, value: Any, where: str) -> float | tuple[float, float]:
             raise ValueError(
                 f"claim: {where} for 'between' must be a pair (low, high) with low <= high; got {value!r}."
             )
-        return (float(value[0]), float(value[1]))
+        pair = (float(value[0]), float(value[1]))
+        if not all(math.isfinite(v) for v in pair):
+            raise ValueError(f"claim: {where} must be finite; got {value!r}. {_FINITE}")
+        return pair
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or math.isnan(float(value)):
         raise ValueError(f"claim: {where} must be a number for {op!r}; got {value!r}.")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"claim: {where} must be finite; got {value!r}. {_FINITE}")
     return float(value)
+
+
+_FINITE = (
+    "A claim with an infinite bound holds for every finite value, so no run without the effect could fail it; to "
+    "check that a loss did not diverge, assert math.isfinite(loss) instead."
+)
 
 
 def _shown(threshold: Any) -> str:
@@ -85,7 +96,15 @@ def _shown(threshold: Any) -> str:
 
 
 def claim(
-    name: str, value: Any, op: str, *, every: Any = None, source: str | None = None, why: str = "", **thresholds: Any
+    name: str,
+    value: Any,
+    op: str,
+    *,
+    every: Any = None,
+    source: str | None = None,
+    source_for: tuple[str, ...] | None = None,
+    why: str = "",
+    **thresholds: Any,
 ) -> Claim:
     """Check ``value op threshold`` for the running profile; record and print the outcome; return the ``Claim``.
 
@@ -93,9 +112,11 @@ def claim(
     Thresholds are keyword arguments named after profiles (``quick=``, ``full=``, ``rehearsal=``); ``every=`` gives
     all profiles one threshold. Without any, the lesson's expectation is looked up by ``name`` in
     ``course_utils.expectations`` (thresholds, source and meaning), so that a lesson's cell shows only what it
-    measured: ``claim("SST-2 validation accuracy", accuracy, ">=")``. A profile without a threshold records the value
-    as 'not expected'. A value that is not a finite number (a NaN loss) fails wherever a threshold is expected. Raises
-    ``ClaimFailed`` when the claim fails in the running profile, after recording it.
+    measured: ``claim("SST-2 validation accuracy", accuracy, ">=")``. ``source_for`` names the profiles whose
+    threshold the ``source`` gives (default: all); elsewhere the source is neither printed nor recorded. A profile
+    without a threshold records the value as 'not expected'. Thresholds are finite (to check that a loss stayed
+    finite, ``assert`` it). A value that is not a finite number (a NaN loss) fails wherever a threshold is expected.
+    Raises ``ClaimFailed`` when the claim fails in the running profile, after recording it.
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"claim needs a name that says what was measured, e.g. 'SST-2 accuracy'; got {name!r}.")
@@ -110,6 +131,7 @@ def claim(
             )
         every, thresholds = expected_here.every, dict(expected_here.thresholds)
         source = source or expected_here.source
+        source_for = source_for if source_for is not None else expected_here.source_for
         why = why or expected_here.why
     unknown = sorted(set(thresholds) - set(PROFILES))
     if unknown:
@@ -134,6 +156,12 @@ def claim(
     value = float(value)
     profile = active_profile()
     threshold = expected.get(profile)
+    if source_for is not None:
+        unknown = sorted(set(source_for) - set(PROFILES))
+        if unknown:
+            raise ValueError(f"claim {name!r}: source_for names no profile {', '.join(map(repr, unknown))}.")
+        if profile not in source_for:
+            source = None  # the paper gives another profile's threshold, not this one's
     if threshold is None:
         outcome = NOT_EXPECTED
     else:

@@ -48,7 +48,7 @@ def test_every_sets_all_profiles_and_a_profile_keyword_overrides_it():
 
 def test_a_non_finite_value_fails_wherever_something_is_expected():
     with pytest.raises(AssertionError, match="loss = nan"):
-        claim("loss", math.nan, "<", every=math.inf)
+        claim("loss", math.nan, "<", every=10.0)
     import torch
 
     assert claim("loss", torch.tensor(1.5), "<", every=2).value == 1.5  # torch and numpy scalars are numbers
@@ -63,6 +63,9 @@ def test_a_non_finite_value_fails_wherever_something_is_expected():
         (dict(name="x", value=1, op=">=", quick=None), "expects nothing in any profile"),
         (dict(name="x", value=1, op="between", quick=(2, 1)), r"pair \(low, high\) with low <= high"),
         (dict(name="x", value=1, op=">=", quick="high"), "must be a number"),
+        (dict(name="loss", value=1, op="<", every=math.inf), r"must be finite.*assert math.isfinite"),
+        (dict(name="x", value=1, op="between", quick=(0, math.inf)), "must be finite"),
+        (dict(name="x", value=1, op=">=", quick=0, source="A (2020)", source_for=("fast",)), "no profile 'fast'"),
     ],
 )
 def test_bad_claims_are_refused_with_what_is_accepted(kwargs, message):
@@ -84,3 +87,10 @@ def test_mixed_precision_follows_the_running_profile():
     use_profile("rehearsal")
     assert mode("cpu") == ("bf16" if cpu_computes_bf16() else "no")  # emulated bf16 would only be slower
     assert mode("cpu", enabled=True) == "bf16" and mode("cpu", enabled=False) == "no"
+
+
+def test_a_source_is_printed_and_recorded_only_where_it_gives_the_threshold(capsys):
+    cited = claim("accuracy", 0.9, ">=", quick=0.85, full=0.912, source="A (2020): 92.7", source_for=("full",))
+    assert cited.source is None and "[A (2020)" not in capsys.readouterr().out  # quick's 0.85 is not the paper's
+    everywhere = claim("speed-up", 1.6, ">=", every=1.5, source="B (2019): 60 % faster")
+    assert everywhere.source == "B (2019): 60 % faster" and "[B (2019): 60 % faster]" in capsys.readouterr().out

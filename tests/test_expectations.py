@@ -88,7 +88,7 @@ def test_every_expectation_is_claimed_by_its_lesson():
     assert unused == []
 
 
-def test_every_expectation_has_a_threshold_a_profile_accepts():
+def test_every_expectation_has_a_finite_threshold_a_profile_accepts():
     for lesson, entries in LESSONS.items():
         for name, entry in entries.items():
             assert entry.op in claims._OPS, (lesson, name)
@@ -99,6 +99,9 @@ def test_every_expectation_has_a_threshold_a_profile_accepts():
                 if t is not None:
                     claims._threshold(entry.op, t, f"{lesson}: {name}")  # raises on a malformed threshold
             assert entry.why, f"{lesson}: {name} needs a why (shown when the claim fails)"
+            if entry.source_for is not None:  # a source said to give a threshold gives one that exists
+                assert entry.source and set(entry.source_for) <= set(PROFILES), (lesson, name)
+                assert all(entry.thresholds.get(p, entry.every) is not None for p in entry.source_for), (lesson, name)
 
 
 def test_names_are_unique_across_lessons_unless_they_expect_the_same():
@@ -123,7 +126,7 @@ def test_a_claim_without_thresholds_uses_its_entry_and_fills_in_placeholders(mon
         {
             "99": {
                 "plain": expect(">=", quick=0.5, full=0.9, source="A (2020)", why="should be high"),
-                "{task} loss": expect("<", every=math.inf, why="{task} diverged"),
+                "{task} loss": expect("<", every=10.0, why="{task} diverged"),
             }
         },
     )
