@@ -267,9 +267,10 @@ def describe(folder: Path) -> str:
     recipe = json.loads((Path(folder) / MANIFEST).read_text())["recipe"]
     s = recipe["size"]
     where = "shipped with the course" if Path(folder) == SHIPPED else "built on this machine"
+    place = "" if Path(folder) == SHIPPED else f" in {describe_path(folder)}"
     return (
-        f"course checkpoint {describe_path(folder)} (BERT {s['layers']} layers, hidden {s['hidden']}, "
-        f"vocab {recipe['vocab_size']}, {recipe['steps']} steps on the course's books; {where})"
+        f"the course's BERT, {where}{place} ({s['layers']} layers, hidden {s['hidden']}, "
+        f"{recipe['steps']:,} steps on its books)"
     )
 
 

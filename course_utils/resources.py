@@ -121,14 +121,15 @@ def hub_status(kind: str = "dataset") -> tuple[bool, str]:
     return (problem is None), (problem or f"hub reachable at {hub_endpoint()}")
 
 
-_announced: set[tuple[str, str, str]] = set()
+_announced: set[tuple[str, str]] = set()
 
 
 def announce(kind: str, name: str, source: str, detail: str) -> None:
-    """Print where a resource came from (``[kind] name <- detail``), once per process (a lesson that loads the same
-    encoder for ten runs says so once), and record it for the session summary."""
-    if (kind, name, detail) not in _announced:
-        _announced.add((kind, name, detail))
+    """Print where a resource came from (``[kind] name <- detail``), once per process and place (a lesson that loads
+    the same encoder for ten runs, or a model and then its tokenizer from the same folder, says so once), and record
+    it for the session summary."""
+    if (name, detail) not in _announced:
+        _announced.add((name, detail))
         print(f"[{kind}] {name} <- {detail}")
     note_source(kind, name, source, detail)
 
@@ -261,7 +262,7 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
             "dataset",
             f"{shown_name} ({config})",
             "mirror",
-            f"offline mirror {describe_path(root / folder_name)} (standing in for the hub)",
+            f"offline mirror of the hub ({describe_path(root / folder_name)})",
         )
         return ds
     tried.append(

@@ -108,7 +108,7 @@ def setup(seed: int = 0, profile: str | None = None, verbose: bool = False) -> S
     )
     print(
         f"data: shipped with the course, else the hub ({why.removeprefix('hub ')})"
-        + (f", else {describe_path(mirror)}" if mirror else "")
+        + (", else a local copy of its datasets (setup(verbose=True) says where)" if mirror else "")
     )
     print(f"encoder: {chosen.encoder} ({encoder_source})")
     if verbose:

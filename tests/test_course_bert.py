@@ -97,7 +97,8 @@ def test_the_resolver_never_asks_the_hub_for_course_checkpoints(pair, cache, mon
     monkeypatch.setattr(resources, "hub_status", lambda kind="dataset": (True, "reachable (pretend)"))
     ckpt = resources.resolve_checkpoint(cb.COURSE_BERT)
     assert ckpt.source == "course" and ckpt.location == str(cb.checkpoint_dir(RECIPE))
-    assert "BERT 1 layers, hidden 32, vocab 300" in ckpt.detail
+    assert "the course's BERT, built on this machine in" in ckpt.detail
+    assert "(1 layers, hidden 32, 3 steps" in ckpt.detail
     loaded, loaded_tok = cb.course_bert()
     assert isinstance(loaded, BertForMaskedLM) and not loaded.training and len(loaded_tok) == len(tok)
 
