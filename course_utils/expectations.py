@@ -126,8 +126,11 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             why="the checkpoint later lessons start from should use the context, not only word frequencies: at "
             "[MASK] positions nothing can be copied",
         ),
-        "course checkpoint: share of the cloze sentences with a content word first": expect(
-            ">=", every=0.6, why="its top guess should be a word that could fill the blank, not a comma or 'the'"
+        "course checkpoint: share of the cloze sentences with a content word first, not copied": expect(
+            ">=",
+            every=0.6,
+            why="its top guess should be a word that could fill the blank: not a comma or 'the', and not a word "
+            "copied from the sentence",
         ),
     },
     # ---- 03a · fine-tuning on GLUE
@@ -155,7 +158,7 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             ">=", quick=0.1, full=0.1, why="pretraining should be worth ten points or more on a small task"
         ),
         "random-init accuracy above majority": expect(
-            "<", quick=0.1, full=0.1, why="random init should stay near chance"
+            "<", quick=0.05, full=0.05, why="random init should stay at the majority class in 32 steps"
         ),
         "pretrained minus random-init accuracy, random init on its own budget": expect(
             ">=",
@@ -196,8 +199,12 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "bi-encoder Spearman over word overlap": expect(
             ">", every=0.15, why="the bi-encoder should beat word overlap clearly"
         ),
-        "all-pairs time, cross- over bi-encoder": expect(
-            ">", quick=100, full=100, why="scoring all pairs with the cross-encoder should be far slower"
+        "cross-encoder time per pair over bi-encoder time per sentence": expect(
+            ">=",
+            quick=1.0,
+            full=1.0,
+            why="reading two sentences together should cost at least as much as embedding one (over all pairs the "
+            "cross-encoder then needs n^2 such passes, the bi-encoder n)",
         ),
         "role-swapped pairs' place between unrelated and identical, cross-encoder": expect(
             ">=",
@@ -249,11 +256,8 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "copy warm-up, validation copy loss after / before": expect(
             "<", quick=0.3, why="cross-attention should learn to pass the e-mail's tokens to the decoder"
         ),
-        "validation loss after / before fine-tuning": expect(
-            "<", quick=0.7, full=0.9, why="fine-tuning should cut the validation loss substantially"
-        ),
-        "ROUGE-L gain over the untrained model": expect(
-            ">", quick=0.005, full=0.005, why="fine-tuning should beat the untrained model"
+        "validation loss after training / untrained": expect(
+            "<", quick=0.7, full=0.9, why="training should cut the validation loss substantially"
         ),
         "lead-{recipe_lead_words} ROUGE-L, own subject over another e-mail's": expect(
             ">",
@@ -304,6 +308,12 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             source="Gururangan et al. (2020), Table 3: DAPT above the general model on ChemProt",
             why="the regime the search selected should keep its gain on seeds and sentences it never saw",
         ),
+        "DAPT's ChemProt gain with only the top layer trained, worst fresh seed": expect(
+            ">",
+            quick=0.0,
+            full=0.0,
+            why="a gain paired by seed should hold on every fresh seed, not only on average",
+        ),
         "all weights minus head only, micro-F1": expect(
             ">", quick=0.0, full=0.0, why="training every weight should beat training the head alone"
         ),
@@ -311,11 +321,11 @@ LESSONS: dict[str, dict[str, Expectation]] = {
     # ---- 06 · probing
     "06": {
         # full=: bert-base-uncased should do at least as well (the lesson's own expectation)
-        "lesson 02's cloze sentences with a content word first, share": expect(
+        "lesson 02's cloze sentences with the expected word in the top 5, share": expect(
             ">=",
-            quick=0.8,
-            full=0.8,
-            why="a masked LM that reads English fills a blank with a word that fits, not a comma or 'the'",
+            quick=0.6,
+            full=0.6,
+            why="a masked LM that reads English should rank the word a reader expects among its first five",
         ),
         # quick: what the text below says of the course's English MLM (no full threshold: these are the course's own
         # probes, not Petroni et al.'s T-REx, on which BERT-base answers about 31 % at precision@1)
@@ -358,10 +368,10 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             ">=", quick=0.3, full=0.3, why="the best layer should beat the majority label clearly"
         ),
         "UPOS accuracy, best layer minus embeddings": expect(
-            ">", quick=0.0, full=0.0, why="contextual layers should beat the embedding layer"
+            ">", quick=0.03, full=0.03, why="contextual layers should beat the embedding layer by a few points"
         ),
         "linear UPOS selectivity, best layer": expect(
-            ">", quick=0.0, full=0.0, why="the probe should read more than word identity at the best layer"
+            ">", quick=0.1, full=0.1, why="the probe should read clearly more than word identity at the best layer"
         ),
     },
     # ---- 07 · efficiency and the BERT family
@@ -370,7 +380,7 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             ">=", quick=1.5, full=1.5, why="a batch should beat one sentence at a time by at least half"
         ),
         "longest over shortest sequences, sentences/s, worst batch size": expect(
-            "<", quick=1.0, full=1.0, why="longer sequences must cost more"
+            "<", quick=0.5, full=1.0, why="four times the tokens should cost more than twice the time on a CPU"
         ),
         "bf16 sentence vectors, lowest cosine to fp32's": expect(
             ">", every=0.99, why="bf16 sentence vectors should point the same way as fp32's"
@@ -393,15 +403,16 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "ALBERT's fall in held-out MLM loss, nats": expect(
             ">", quick=1.0, full=1.0, rehearsal=0.0, why="the shared-layer model should learn"
         ),
-        "ALBERT minus the unshared BERT, held-out MLM loss after the same steps": expect(
+        "ALBERT minus the same model unshared, held-out MLM loss after the same steps": expect(
             "<", quick=0.2, full=0.2, why="sharing one layer should cost little held-out loss at the same steps"
         ),
         "student's speed-up over the teacher": expect(
             ">=",
-            quick=1.5,
+            quick=2.0,
             full=1.5,
             source="Sanh et al. (2019), Table 3: DistilBERT (6 layers) runs 60 % faster than BERT-base (12)",
-            why="the student should be at least 1.5x faster than the teacher",
+            source_for=("full",),
+            why="the student should run clearly faster than the teacher (quick: 2 of 6 layers; full: 6 of 12)",
         ),
         "share of the teacher's accuracy the student keeps": expect(
             ">=",

@@ -262,7 +262,7 @@ def load_dataset(path: str, name: str | None = None, split: str | None = None, *
             "dataset",
             f"{shown_name} ({config})",
             "mirror",
-            f"offline mirror of the hub ({describe_path(root / folder_name)})",
+            "offline mirror of the hub",
         )
         return ds
     tried.append(
