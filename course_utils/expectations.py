@@ -65,16 +65,11 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "'bank' same-sense minus other-sense cosine": expect(
             ">", quick=0.05, full=0.05, why="contextual vectors should separate the two senses of 'bank'"
         ),
-        "unigram minus the SBO loss, MLM + SBO": expect(
+        "best context-free loss minus the SBO loss, MLM + SBO": expect(
             ">=",
             every=0.1,
-            why="the boundary vectors and the offset should predict a span's words better than their frequency",
-        ),
-        "SBO loss, offset alone minus MLM + SBO": expect(
-            ">=",
-            every=0.1,
-            why="the boundary vectors should tell the head more about a span's words than its offset alone (0.27 and "
-            "0.30 nats on seeds 0 and 1)",
+            why="the boundary vectors should predict a span's words better than their frequency, at their offset or "
+            "anywhere",
         ),
         "SBO loss, control minus MLM + SBO": expect(
             "<",
@@ -90,7 +85,11 @@ LESSONS: dict[str, dict[str, Expectation]] = {
     # ---- 02 · pretraining
     "02": {
         "masked-only speed-up, forward + backward": expect(
-            ">", quick=1.0, full=1.0, why="projecting only the masked positions should make a training step faster"
+            ">",
+            quick=2.0,
+            full=1.0,
+            why="projecting only the masked positions should make a small model's step several times faster (about "
+            "3x by the multiply-adds of section 3c)",
         ),
         "held-out loss, fall from the start": expect(
             ">=", quick=0.3, full=0.3, why="held-out MLM loss should fall by at least 30 % from the start of training"
@@ -125,12 +124,6 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             every=1.0,
             why="the checkpoint later lessons start from should use the context, not only word frequencies: at "
             "[MASK] positions nothing can be copied",
-        ),
-        "course checkpoint: share of the cloze sentences with a content word first, not copied": expect(
-            ">=",
-            every=0.6,
-            why="its top guess should be a word that could fill the blank: not a comma or 'the', and not a word "
-            "copied from the sentence",
         ),
     },
     # ---- 03a · fine-tuning on GLUE
@@ -444,6 +437,9 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "multi-task minus single-task with the same steps, mean over seeds": expect(
             "<", quick=0.0, why="the text says more steps on the small task beat the second task"
         ),
+        "single-task with the same steps, mean over seeds": expect(
+            ">", quick=0.3, why="the longest single-task run should learn the small task, not stay near 0"
+        ),
         "best trained run minus word overlap": expect(
             "<", quick=0.0, why="the text says no trained run reaches the word-overlap baseline in the quick profile"
         ),
@@ -464,6 +460,9 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "few-shot training loss, first step minus last 5, worse method": expect(
             ">", quick=0.0, full=0.0, why="both methods should fit their few examples"
         ),
+        "few-shot training loss, last 5 steps, worse method": expect(
+            "<", quick=0.2, why="both methods should fit their few examples nearly exactly"
+        ),
         "PET accuracy at k = 32 minus the majority class": expect(
             ">=",
             quick=0.1,
@@ -471,7 +470,7 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         ),
         "PET minus [CLS] head at k = 32, size of the gap": expect(
             "<",
-            quick=0.06,
+            quick=0.04,
             why="the text says that, with two layers trained for 40 steps, PET and a new head end within a few points",
         ),
         "PET minus [CLS] head, accuracy at k = {smallest_k}": expect(

@@ -180,3 +180,14 @@ def test_every_relative_link_in_the_lessons_the_readme_and_the_guides_resolves_a
             elif anchor and path.suffix == ".md" and anchor not in anchors(path):
                 broken.append(f"{page.relative_to(root)} -> {target}#{anchor} (no such heading)")
     assert not broken, f"links that do not resolve: {broken}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_lesson_has_an_independent_reading_on_record(path):
+    """Issue 53: each lesson's appendix keeps a "Review" section, the findings of a reader who did not write the
+    change and what was done about each (docs/guide/maintainers.md, "Changing a lesson")."""
+    appendix = path.parent / "appendix" / f"{path.stem}.md"
+    sections = re.findall(r"^## (.+)$", appendix.read_text(), flags=re.M)
+    assert "Review" in sections, f"{appendix.name} has no '## Review' section (sections: {sections})"
+    review = appendix.read_text().split("\n## Review\n", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"20\d\d-\d\d-\d\d", review), f"{appendix.name}: the Review section names no date of reading"
