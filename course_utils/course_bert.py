@@ -266,10 +266,11 @@ def describe(folder: Path) -> str:
     """One line on what a checkpoint folder holds, for the resolver's '[model] name <- ...' line."""
     recipe = json.loads((Path(folder) / MANIFEST).read_text())["recipe"]
     s = recipe["size"]
-    where = "shipped with the course" if Path(folder) == SHIPPED else "built on this machine"
-    place = "" if Path(folder) == SHIPPED else f" in {describe_path(folder)}"
+    where = (
+        "shipped with the course" if Path(folder) == SHIPPED else f"built on this machine in {describe_path(folder)}"
+    )
     return (
-        f"the course's BERT, {where}{place} ({s['layers']} layers, hidden {s['hidden']}, "
+        f"the course's BERT, {where} ({s['layers']} layers, hidden {s['hidden']}, "
         f"{recipe['steps']:,} steps on its books)"
     )
 
