@@ -88,6 +88,18 @@ def test_every_profile_has_the_fine_tuning_recipes_lesson_03_reads(name):
     assert p.finetune("sst2").eval_windows == (128, 128)  # no evaluation windows of its own: the training ones
     with pytest.raises(ValueError, match=r"no fine-tuning recipe for 'mnli'. Accepted: sst2, sst2_small"):
         p.finetune("mnli")
+    # 03b's Trainer section: GLUE tasks with a recipe, STS-B (its cross-encoder feeds section 3) always among them
+    assert "stsb" in p.pair_tasks and set(p.pair_tasks) <= {"mrpc", "rte", "stsb", "cola"}
+    assert all(p.finetune(task) for task in p.pair_tasks)
+
+
+def test_the_pair_tasks_can_be_widened_from_the_environment():
+    """03b's 'what to try next' puts RTE and CoLA back into the quick run through COURSE_SET."""
+    from course_utils.profiles import with_settings
+
+    wider = with_settings(get_profile("quick"), "pair_tasks=('mrpc', 'rte', 'stsb', 'cola')")
+    assert wider.pair_tasks == ("mrpc", "rte", "stsb", "cola")
+    assert get_profile("full").pair_tasks == wider.pair_tasks
 
 
 def test_news_summarization_is_full_profile_only_and_hub_only():
