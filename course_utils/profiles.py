@@ -619,9 +619,18 @@ def _field_names(obj: Any, into: set[str]) -> set[str]:
     return into
 
 
+def _numbers(value: Any) -> bool:
+    """A non-empty tuple of ints or floats (not bools)."""
+    return (
+        isinstance(value, tuple)
+        and bool(value)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
+
+
 def _capped(obj: Any, caps: dict[str, float]) -> Any:
     """``obj`` with every numeric field named in ``caps`` lowered to the cap (a ``None``, "all of it", becomes the
-    cap), at any depth; other fields unchanged."""
+    cap; in a tuple of numbers, each one, repeats dropped), at any depth; other fields unchanged."""
     if isinstance(obj, dict):
         return {k: _capped(v, caps) for k, v in obj.items()}
     if isinstance(obj, tuple) and any(is_dataclass(v) for v in obj):
@@ -635,6 +644,8 @@ def _capped(obj: Any, caps: dict[str, float]) -> Any:
             cap = caps[f.name]
             new = cap if value is None else min(value, cap)
             changes[f.name] = type(value)(new) if value is not None else new
+        elif f.name in caps and _numbers(value):  # a tuple of sizes (07's batch sizes): each capped, repeats dropped
+            changes[f.name] = tuple(dict.fromkeys(type(v)(min(v, caps[f.name])) for v in value))
         else:
             new_value = _capped(value, caps)
             if new_value is not value:
@@ -728,7 +739,8 @@ REHEARSAL_CAPS: dict[str, float] = {
     "regime_steps": 12, "regime_seeds": 2, "fewshot_steps": 6, "multitask_steps": 6, "family_steps": 12,
     "fact_steps": 6, "transfer_examples": 256, "train_sentences": 200,
     "eval_sentences": 100, "crows_pairs": 100, "sense_examples": 60, "small_examples": 128, "aux_examples": 128,
-    "corpus_sentences": 2000, "timing_seconds": 0.05, "probe_epochs": 2,
+    "corpus_sentences": 2000, "timing_seconds": 0.05, "probe_epochs": 2, "batch_size": 16, "family_batch_size": 16,
+    "inference_batches": 32, "inference_lengths": 128,
 }
 PROFILES["rehearsal"] = derive(
     PROFILES["full"], "rehearsal", caps=REHEARSAL_CAPS,

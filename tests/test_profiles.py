@@ -154,9 +154,9 @@ def _leaves(obj, path=""):
 
 
 def test_the_rehearsal_is_full_with_only_counts_capped():
-    """Everything the full profile decides stays (checkpoints, batch sizes, lengths, learning rates, precision);
-    only the counts named in REHEARSAL_CAPS shrink, each to at most its cap, and SQuAD trains on validation articles
-    (the mirror's only split)."""
+    """Everything the full profile decides stays (checkpoints, lengths, learning rates, precision, accumulation);
+    only the counts and batch sizes named in REHEARSAL_CAPS shrink, each to at most its cap (in a tuple of sizes,
+    each one), and SQuAD trains on validation articles (the mirror's only split)."""
     from course_utils.profiles import REHEARSAL_CAPS
 
     full, rehearsal = dict(_leaves(get_profile("full"))), dict(_leaves(get_profile("rehearsal")))
@@ -167,8 +167,13 @@ def test_the_rehearsal_is_full_with_only_counts_capped():
         field = path.rsplit(".", 1)[-1]
         assert field in REHEARSAL_CAPS, f"{path} changed but is not a capped count"
         cap = REHEARSAL_CAPS[field]
+        if isinstance(full[path], tuple):  # 07's timing grid: each size capped, the grid kept in order
+            assert max(rehearsal[path]) <= cap and list(rehearsal[path]) == sorted(set(rehearsal[path])), path
+            assert set(rehearsal[path]) <= {min(v, cap) for v in full[path]}, path
+            continue
         assert rehearsal[path] <= cap and (full[path] is None or rehearsal[path] <= full[path]), path
-    assert {p.rsplit(".", 1)[-1] for p in changed} >= {"steps", "train_examples", "epochs"}  # the caps bite
+    assert {p.rsplit(".", 1)[-1] for p in changed} >= {"steps", "train_examples", "epochs", "batch_size"}  # they bite
+    assert rehearsal["efficiency.accumulation_steps"] > 1  # accumulation, a branch of its own, is kept
     assert rehearsal["finetuning.squad.split_by_article"] is True and rehearsal["mixed_precision"]
 
 
