@@ -71,10 +71,11 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             why="the boundary vectors should predict a span's words better than their frequency, at their offset or "
             "anywhere",
         ),
-        "SBO loss, control minus MLM + SBO": expect(
+        "SBO loss, control and MLM + SBO apart (either way)": expect(
             "<",
             every=0.1,
-            why="at this scale, the SBO gradient should change the encoder little: the head reads what MLM put there",
+            why="the text says that, at this scale, the SBO gradient moves the held-out SBO loss by under 0.1 nats, "
+            "either way: the head reads what MLM put there",
         ),
         "NSP accuracy of the word-overlap rule": expect(
             ">",
@@ -189,18 +190,21 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "STS-B Spearman over word overlap": expect(
             ">=", quick=0.1, full=0.1, why="the fine-tuned cross-encoder is not clearly above word overlap"
         ),
-        "MRPC accuracy over the majority class": expect(
-            "<", quick=0.05, why="the text says 1,200 pairs and one epoch do not clear always-'equivalent' measurably"
+        "MRPC accuracy and the majority class's apart (either way)": expect(
+            "<",
+            quick=0.05,
+            why="the text says 1,200 pairs and one epoch neither clear always-'equivalent' measurably nor fall "
+            "below it",
         ),
         "bi-encoder Spearman over word overlap": expect(
             ">", every=0.15, why="the bi-encoder should beat word overlap clearly"
         ),
         "cross-encoder time per pair over bi-encoder time per sentence": expect(
             ">=",
-            quick=1.0,
-            full=1.0,
-            why="reading two sentences together should cost at least as much as embedding one (over all pairs the "
-            "cross-encoder then needs n^2 such passes, the bi-encoder n)",
+            quick=1.5,
+            full=1.5,
+            why="reading two sentences together should cost clearly more than embedding one (over 1,500 x 1,500 pairs "
+            "the text's 'over a thousand times' needs more than 1.34: n^2 passes against 2n)",
         ),
         "role-swapped pairs' place between unrelated and identical, cross-encoder": expect(
             ">=",
@@ -301,8 +305,8 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             ">",
             quick=0.0,
             full=0.0,
-            source="Gururangan et al. (2020), Table 3: DAPT above the general model on ChemProt",
-            why="the regime the search selected should keep its gain on seeds and sentences it never saw",
+            why="the regime the search selected should keep its gain on seeds and sentences it never saw (the paper "
+            "fine-tuned every weight: this regime is the course's, not a reproduction)",
         ),
         "DAPT's ChemProt gain with only the top layer trained, worst fresh seed": expect(
             ">",

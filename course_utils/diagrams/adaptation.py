@@ -48,7 +48,8 @@ def dapt_tapt_pipeline(domain: str = "biomedical papers", task: str = "ChemProt"
     stage(
         xs["dapt"],
         "DAPT",
-        f"continue masked-LM pretraining\nreads: a large unlabelled corpus of {domain}\nlabels: none",
+        f"continue masked-LM pretraining\nreads: an unlabelled corpus of {domain}\n"
+        "(the paper: billions of tokens)\nlabels: none",
         COLOURS["mask"],
     )
     stage(

@@ -122,7 +122,11 @@ def classification_head(pooling: str = "cls", num_labels: int = 2) -> Figure:
         arrow(ax, (head_x + (x - head_x) * 0.3, 7.48), (x, 7.82))
         box(ax, x, 8.05, spacing - 0.15, 0.42, f"p({name})", COLOURS["output"], size=7.5)
     ax.text(-2.3, 8.05, "probabilities\n(sum to 1)", ha="left", va="center", fontsize=8)
-    loss_text = f"cross-entropy with the gold label{' y' if gold == 'y' else ''}: loss = -log p({gold})"
+    loss_text = (
+        f"cross-entropy with the gold label (here: {gold}): loss = -log p({gold})"
+        if gold != "y"
+        else "cross-entropy with the gold label y: loss = -log p(y)"
+    )
     box(ax, head_x, 9.05, head_w + 1.2, 0.45, loss_text, "white", size=8.5)
     arrow(ax, (head_x, 8.3), (head_x, 8.8))
     # the gradient, back down through the head into every layer
@@ -304,7 +308,7 @@ def label_alignment(
     # after fine-tuning: the model predicts at every piece; each word reads its first piece
     span = xs[-1] - xs[0] + box_w
     model = (
-        "after fine-tuning: BERT + a classifier on every piece's vector predicts a label at every piece"
+        "after fine-tuning, the encoder + a classifier predicts a label at every piece (drawn: every one right)"
         if span >= 7
         else "fine-tuned BERT + a classifier:\na label at every piece"
     )
