@@ -87,3 +87,15 @@ def test_the_notebook_child_writes_its_copy_without_importing_the_lessons_packag
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
     assert (tmp_path / "out" / "x.ipynb").read_text() == "whole"
+
+
+def test_reports_record_paths_inside_the_checkout_relative(tmp_path, monkeypatch):
+    """A committed report (docs/results/*.json) carries no machine's absolute paths: what lies below the working
+    folder is recorded relative to it; anything else as given."""
+    from course_tools.run_course import shown
+
+    monkeypatch.chdir(tmp_path)
+    assert shown(tmp_path / "build" / "rehearsal" / "notebooks" / "01.ipynb") == "build/rehearsal/notebooks/01.ipynb"
+    assert shown(Path("build/x.json")) == "build/x.json"
+    outside = tmp_path.parent / "elsewhere.json"
+    assert shown(outside) == str(outside)

@@ -33,6 +33,15 @@ REPORT_NAME = "course-report.json"
 
 
 # ----------------------------------------------------------------------------------------------- the run (parent)
+def shown(path: Path) -> str:
+    """``path`` as a committed report records it: relative to the working folder when inside it (a checkout's own
+    ``build/...``), so no machine's absolute paths travel with the course."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def run_notebook(
     source: Path, out_dir: Path, profile: str, timeout: int, wrong_answers: Path | None = None
 ) -> dict[str, Any]:
@@ -102,7 +111,7 @@ def run_notebook(
         "sources": recorded.get("sources", []),
         "claims": recorded.get("claims", []),
         "cells": entry.get("cells", []),
-        "executed": str(output),
+        "executed": shown(output),
     }
     if "wrong_answers" in entry:
         report["wrong_answers"] = entry["wrong_answers"]
@@ -192,7 +201,7 @@ def run_course(
         "cpu_stolen": stolen_share(cpu_before, cpu_times()),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": device_name("cpu"),  # the processor and the threads the notebooks ran on
-        "report": str(report_path),
+        "report": shown(report_path),
     }
     atomic_write_text(report_path, json.dumps(report, indent=2))
     return report
