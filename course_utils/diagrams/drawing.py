@@ -45,3 +45,14 @@ def canvas(width: float, height: float, xlim: tuple[float, float], ylim: tuple[f
     ax.set(xlim=xlim, ylim=ylim)
     ax.axis("off")
     return fig, ax
+
+
+def row_labels(ax, x: float, labels: dict[float, str], size: float = 9) -> None:
+    """Name the rows of a diagram at the left edge: ``labels`` maps each row's height to its name."""
+    for y, label in labels.items():
+        ax.text(x, y, label, ha="left", va="center", fontsize=size)
+
+
+def note(ax, x: float, y: float, text: str, ha: str = "left", size: float = 8) -> None:
+    """A grey italic aside: what a reader should notice, not a part of the model."""
+    ax.text(x, y, text, ha=ha, va="center", fontsize=size, color="#555555", style="italic")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from .drawing import COLOURS, EMPHASIS, arrow, box, canvas
+from .drawing import COLOURS, EMPHASIS, arrow, box, canvas, row_labels
 
 SPECIAL = ("[CLS]", "[SEP]", "[MASK]", "[PAD]")
 # what a chosen position becomes, in the order the chosen positions are drawn: one of each kind first
@@ -96,8 +96,7 @@ def mlm_and_nsp(
         4.0: "MLM head: a\nsoftmax over\nthe vocabulary",
         5.0: "predict the\noriginal",
     }
-    for y, label in labels.items():
-        top.text(-2.2, y, label, ha="left", va="center", fontsize=9)
+    row_labels(top, -2.2, labels)
     for i, token in enumerate(tokens):
         chosen = i in kind
         top.text(
@@ -206,15 +205,14 @@ def bert_input(tokens: Sequence[str] = ("[CLS]", "the", "cat", "sat", "[SEP]", "
     first_sep = tokens.index("[SEP]")
     n = len(tokens)
     fig, ax = canvas(max(8.0, 0.95 * n + 1.5), 4.2, (-1.6, n), (-0.6, 5.2))
-    row_labels = {
+    rows = {
         4.3: "word pieces",
         3.3: "token\nembedding",
         2.3: "segment\nembedding",
         1.3: "position\nembedding",
         0.1: "input to\nlayer 1",
     }
-    for y, label in row_labels.items():
-        ax.text(-1.5, y, label, ha="left", va="center", fontsize=9)
+    row_labels(ax, -1.5, rows)
     for i, token in enumerate(tokens):
         segment = "A" if i <= first_sep else "B"
         ax.text(i, 4.3, token, ha="center", va="center", fontsize=10, family="monospace")

@@ -14,7 +14,7 @@ from numbers import Integral
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from .drawing import COLOURS, EMPHASIS, arrow, box, canvas
+from .drawing import COLOURS, EMPHASIS, arrow, box, canvas, note
 
 _MAX_WIDTH = 11.0  # inches: the course's widest figure
 _GAP = 0.08  # inches between two token boxes
@@ -217,25 +217,12 @@ def span_corruption(
     for (start, end), (left, right) in zip(spans, sentinel_edges):
         span_centre = (text_edges[start][0] + text_edges[end - 1][1]) / 2
         arrow(ax, (span_centre, y_text - _BOX_H / 2 - 0.03), ((left + right) / 2, y_in + _BOX_H / 2 + 0.03))
-    ax.text(
-        0.1,
-        (y_text + y_in) / 2,
-        "each dropped span\nbecomes one sentinel",
-        ha="left",
-        va="center",
-        fontsize=8,
-        color="#555555",
-        style="italic",
-    )
-    ax.text(
+    note(ax, 0.1, (y_text + y_in) / 2, "each dropped span\nbecomes one sentinel")
+    note(
+        ax,
         x0,
         (y_in + y_out) / 2,
         "the decoder writes each sentinel, then the words it hid; one more sentinel ends the target",
-        ha="left",
-        va="center",
-        fontsize=8,
-        color="#555555",
-        style="italic",
     )
     ax.text(
         0.1,
@@ -325,9 +312,9 @@ def bart_noising(sentences: Sequence[str] = ("A B C .", "D E .")) -> Figure:
     x0, box_left = label_w + margin, width - margin - target_w
     y = height - 0.35  # the first line of the row being drawn
     row_tops, row_ends = [], []
-    for k, ((name, note, _), row_lines) in enumerate(zip(rows, lines)):
+    for k, ((name, explained, _), row_lines) in enumerate(zip(rows, lines)):
         ax.text(0.1, y + 0.13, name, ha="left", va="center", fontsize=10, weight="bold" if k else "normal")
-        ax.text(0.1, y - 0.06, textwrap.fill(note, 40), ha="left", va="top", fontsize=7, color="#555555")
+        ax.text(0.1, y - 0.06, textwrap.fill(explained, 40), ha="left", va="top", fontsize=7, color="#555555")
         for j, line in enumerate(row_lines):
             colours = [COLOURS["mask"] if t == mask else COLOURS["token"] for t in line]
             edges = _token_row(ax, x0, y - j * line_step, line, colours, size, name)
