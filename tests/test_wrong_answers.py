@@ -30,6 +30,43 @@ def double(x):
     return helper(abs(x))
 """
 
+[[double]]
+right = true
+why = "adds x to itself"
+code = """
+def double(x):
+    return x + x
+"""
+
+[[double]]
+right = true
+why = "a helper of its own named like the lesson's scale"
+code = """
+def scale(x):
+    return helper(x)
+
+def double(x):
+    return scale(x)
+"""
+
+[[area]]
+why = "the right value, through the loop the task forbids"
+code = """
+def area(r):
+    total = 0.0
+    for _ in range(1):
+        total += math.pi * r ** 2
+    return total
+"""
+
+[[area]]
+right = true
+why = "marked right but is not: pi to two places"
+code = """
+def area(r):
+    return 3.14 * r ** 2
+"""
+
 [[vowels]]
 why = "counts lower-case vowels only"
 code = """
@@ -77,9 +114,9 @@ def test_a_wrong_answer_the_checks_miss_is_a_problem_named_with_its_exercise(tri
     vowels = trials["rows"]["vowels"]
     assert (vowels["wrong_answers"], vowels["rejected"]) == (2, 1)
     assert vowels["accepted"] == ["wrong only for a string the checks never try"]
-    found = problems(list(trials["rows"].values()))
+    found = problems([vowels])
     assert found == ["01_tiny:vowels: wrong: wrong only for a string the checks never try: passed"]
-    assert "fewer than 3" in table(list(trials["rows"].values()))
+    assert "fewer than 5" in table(list(trials["rows"].values()))
 
 
 def test_a_wrong_answer_for_other_profiles_is_listed_as_not_tried_here(trials):
@@ -88,9 +125,19 @@ def test_a_wrong_answer_for_other_profiles_is_listed_as_not_tried_here(trials):
     assert "+1 not in quick" in table([vowels])
 
 
-def test_an_exercise_without_wrong_answers_still_has_its_blank_and_solution_scored(trials):
+def test_right_alternatives_must_earn_the_points_and_one_refused_is_a_problem(trials):
+    double, area = trials["rows"]["double"], trials["rows"]["area"]
+    # a helper named like the lesson's `scale`: the lesson gets its 10 back, the student's double keeps its helper
+    assert (double["right_answers"], double["right_accepted"], double["refused"]) == (2, 2, [])
+    assert (area["right_answers"], area["right_accepted"]) == (1, 0)
+    assert area["refused"] == ["marked right but is not: pi to two places"]
+    assert any(p.startswith("01_tiny:area: right: marked right but is not") for p in problems([area]))
+    assert "fewer than 2" in table([area]) and " 2 of 2 " in table([double])
+
+
+def test_a_forbidden_loop_is_refused_with_the_rule_it_breaks(trials):
     area = trials["rows"]["area"]
-    assert area["wrong_answers"] == 0 and area["ran"]
+    assert (area["wrong_answers"], area["rejected"]) == (1, 1) and area["ran"]
     assert area["blank_earns_nothing"] and area["solution_earns_all"]
 
 

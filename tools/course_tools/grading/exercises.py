@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .rules import Rule, RuleError, broken, read_rules
+
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -56,6 +58,7 @@ class Exercise:
     points: float
     prompt: str  # the solution cell as released (what the student starts from)
     exports: tuple[str, ...]  # top-level names the reference solution defines
+    rules: tuple[Rule, ...] = ()  # what the task forbids, checked on the answer's syntax tree (.rules)
 
     @property
     def column(self) -> str:
@@ -317,6 +320,15 @@ def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
             checked_regions(cell.source, BEGIN_HIDDEN, END_HIDDEN, where)  # validates the markers
             solution_index, name = pending
             reference = nb.cells[solution_index].source
+            try:
+                rules = read_rules(nb.cells[solution_index].metadata.get("course_rules"), f"{notebook}, {name}")
+            except RuleError as err:
+                raise ExerciseError(str(err)) from None
+            broken_by_reference = broken(without_magics(reference), rules)
+            if broken_by_reference:
+                raise ExerciseError(
+                    f"{notebook}, {name}: the reference solution breaks its own rule: {broken_by_reference[0]}"
+                )
             exercises.append(
                 Exercise(
                     notebook,
@@ -327,6 +339,7 @@ def find_exercises(nb: Any, notebook: str) -> list[Exercise]:
                     float(points),
                     strip_solutions(reference),
                     defined_names(reference),
+                    rules,
                 )
             )
             pending = None

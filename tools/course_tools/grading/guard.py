@@ -57,14 +57,16 @@ class Guard:
             for key, module in modules.items()
         }
 
-    def _changes(self, allowed: set[str]) -> list[str]:
+    def _changes(self, allowed: set[str], theirs: dict[str, Any] | None = None) -> list[str]:
         """Put back every rebound or deleted name not in ``allowed``; returns what was changed, e.g.
-        ``torch.allclose``."""
+        ``torch.allclose``. ``theirs`` receives the globals' values as the student's cell left them."""
         changed = []
         for name, value in self.globals.items():
             if name in allowed:
                 continue
             if name not in self.namespace or self.namespace[name] is not value:
+                if theirs is not None and name in self.namespace:
+                    theirs[name] = self.namespace[name]
                 self.namespace[name] = value
                 changed.append(name)
         for module, attributes in self.modules.values():
@@ -79,8 +81,25 @@ class Guard:
         return changed
 
     def after_solution(self) -> None:
-        """After the student's cell: undo rebindings of names the exercise does not define."""
-        _report({"restored": self._changes(self.exports)})
+        """After the student's cell: undo rebindings of names the exercise does not define. The exercise's functions
+        that read a name the cell rebound keep the cell's value: each becomes a copy whose globals are the notebook's
+        with those names as the student left them."""
+        theirs: dict[str, Any] = {}
+        restored = self._changes(self.exports, theirs)
+        for name in self.exports:
+            function = self.namespace.get(name)
+            if isinstance(function, types.FunctionType) and function.__globals__ is self.namespace:
+                read = _global_names(function.__code__) & set(theirs)
+                if read:
+                    own = dict(self.namespace)
+                    own.update({n: theirs[n] for n in read})
+                    copy = types.FunctionType(
+                        function.__code__, own, function.__name__, function.__defaults__, function.__closure__
+                    )
+                    copy.__kwdefaults__, copy.__dict__ = function.__kwdefaults__, dict(function.__dict__)
+                    copy.__doc__, copy.__annotations__ = function.__doc__, function.__annotations__
+                    own[name] = self.namespace[name] = copy
+        _report({"restored": restored})
 
     def after_check(self, check_names: list[str]) -> None:
         """After the checks: anything changed while they ran (beyond what they assign themselves) fails the exercise."""
@@ -88,6 +107,15 @@ class Guard:
 
 
 _MISSING = object()
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """The global names a function's code (and the code nested in it) may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
 
 
 def _report(payload: dict[str, Any]) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 import nbformat
 
 from . import guard as guard_module
-from .exercises import Exercise
+from .exercises import Exercise, without_magics
+from .rules import broken
 from .runner import Limits, Run, Step, execute, plan
 from .sandbox import Policy
 from .submissions import read_submission, student_answers
@@ -118,6 +119,10 @@ def score(steps: list[Step], run: Run, exercise: Exercise) -> tuple[bool, str, l
         if solution.get("ename") == NOT_ANSWERED:
             return False, "not answered (the cell still raises NotImplementedError)", notes
         return False, f"your cell raised {_error(solution)}; an exercise cell must run without an error", notes
+    if "solution" in roles:
+        rules_broken = broken(without_magics(steps[roles["solution"]].code), exercise.rules)
+        if rules_broken:
+            return False, f"the task's rule: {rules_broken[0]}", notes
     if visible.get("status") == "error":
         if visible.get("ename") == NOT_ANSWERED:
             return False, "not answered (the exercise still raises NotImplementedError)", notes

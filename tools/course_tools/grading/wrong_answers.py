@@ -13,6 +13,14 @@ receive them)::
     '''
     profiles = ["quick", "full"]   # optional: where the mistake shows (e.g. not with the rehearsal's random weights)
 
+    [[vowels]]
+    right = true                   # a correct alternative, written apart from the solution: it must earn the points
+    why = "upper case folded first, a set lookup"
+    code = '''
+    def vowels(s):
+        return sum(ch in set("aeiou") for ch in s.lower())
+    '''
+
 Each wrong answer takes the place of the exercise's cell, as a student's would; then the lesson's cells between the
 exercise and its check, the visible check and the hidden tests run, inside the grader's guard cells
 (:func:`.runner.answer_steps`, :func:`.runner.check_steps`), and :func:`.scoring.score` decides, as it does for a
@@ -41,7 +49,8 @@ from .runner import Run, Step, answer_steps, check_steps, lesson_steps_between
 from .scoring import score
 
 FOLDER = Path("notebooks") / "wrong_answers"
-MINIMUM = 3  # wrong answers each exercise should have (issue 40); fewer is reported, not an error
+MINIMUM = 5  # wrong answers each exercise should have (issues 40, 54); fewer is reported, not an error
+MINIMUM_RIGHT = 2  # correct alternatives each exercise should have (issue 54); fewer is reported, not an error
 TRIAL = "course_trial"  # metadata of the cells a trial runs: the notebook runner does not time them as lesson cells
 
 
@@ -51,6 +60,7 @@ class WrongAnswer:
     why: str  # the mistake, in a few words
     code: str  # the cell a student with that mistake would write
     profiles: tuple[str, ...] | None = None  # the profiles whose data can expose it (None: every profile)
+    right: bool = False  # a correct alternative: it must earn the points (a check that refuses it is too narrow)
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ class Trial:
     """One answer scored against one exercise's checks."""
 
     exercise: str  # the exercise's column, e.g. "05_domain_adaptive_pretraining:sample_pair"
-    answer: str  # "blank", "solution" or "wrong: <why>"
+    answer: str  # "blank", "solution", "wrong: <why>" or "right: <why>"
     expected: bool  # should it earn the points?
     passed: bool
     reason: str  # the grader's reason, as a student would read it
@@ -98,11 +108,14 @@ def load_wrong_answers(path: Path, exercises: list[Exercise]) -> dict[str, list[
             why, code = entry.get("why"), entry.get("code")
             if not isinstance(why, str) or not why.strip() or not isinstance(code, str) or not code.strip():
                 raise ExerciseError(f"{where}: needs why = \"the mistake\" and code = '''the cell''' (both non-empty)")
-            unknown = set(entry) - {"why", "code", "profiles"}
+            unknown = set(entry) - {"why", "code", "profiles", "right"}
             if unknown:
                 raise ExerciseError(
-                    f"{where}: unknown key(s) {', '.join(sorted(unknown))}; accepted: why, code, profiles"
+                    f"{where}: unknown key(s) {', '.join(sorted(unknown))}; accepted: why, code, profiles, right"
                 )
+            right = entry.get("right", False)
+            if not isinstance(right, bool):
+                raise ExerciseError(f"{where}: right is true (a correct alternative) or false; got {right!r}")
             profiles = entry.get("profiles")
             if profiles is not None and (
                 not isinstance(profiles, list) or not profiles or not set(profiles) <= set(PROFILES)
@@ -113,16 +126,17 @@ def load_wrong_answers(path: Path, exercises: list[Exercise]) -> dict[str, list[
             except SyntaxError as err:
                 raise ExerciseError(f"{where}: the code does not parse (line {err.lineno}: {err.msg})") from None
             if any(code.strip() == other.code.strip() for other in found[name]):
-                raise ExerciseError(f"{where}: the same code as an earlier wrong answer")
-            found[name].append(WrongAnswer(name, why.strip(), code, tuple(profiles) if profiles else None))
+                raise ExerciseError(f"{where}: the same code as an earlier answer")
+            found[name].append(WrongAnswer(name, why.strip(), code, tuple(profiles) if profiles else None, right))
     return found
 
 
 def candidates(source: Any, exercise: Exercise, wrong: list[WrongAnswer]) -> list[tuple[str, str, bool]]:
-    """(label, cell, should pass) for one exercise: the released blank, each wrong answer, the solution."""
+    """(label, cell, should pass) for one exercise: the released blank, each wrong answer and correct alternative,
+    the solution."""
     return [
         ("blank", exercise.prompt, False),
-        *((f"wrong: {w.why}", w.code, False) for w in wrong),
+        *((f"{'right' if w.right else 'wrong'}: {w.why}", w.code, w.right) for w in wrong),
         ("solution", source.cells[exercise.solution_index].source, True),
     ]
 
@@ -191,14 +205,19 @@ class WrongAnswerTrials:
         for exercise in self.exercises.values():
             mine = [t for t in self.trials if t.exercise == exercise.column]
             wrong = [t for t in mine if t.answer.startswith("wrong: ")]
+            right = [t for t in mine if t.answer.startswith("right: ")]
             rows.append(
                 {
                     "exercise": exercise.column,
                     "profile": self.profile,
-                    "not_tried": [w.why for w in self.wrong[exercise.name] if not self.tried_here(w)],
+                    "not_tried": [w.why for w in self.wrong[exercise.name] if not self.tried_here(w) and not w.right],
+                    "right_not_tried": [w.why for w in self.wrong[exercise.name] if not self.tried_here(w) and w.right],
                     "wrong_answers": len(wrong),
                     "rejected": sum(not t.passed for t in wrong),
                     "accepted": [t.answer.removeprefix("wrong: ") for t in wrong if t.passed],
+                    "right_answers": len(right),
+                    "right_accepted": sum(t.passed for t in right),
+                    "refused": [t.answer.removeprefix("right: ") for t in right if not t.passed],
                     "blank_earns_nothing": all(t.ok for t in mine if t.answer == "blank"),
                     "solution_earns_all": all(t.ok for t in mine if t.answer == "solution"),
                     "failures": [f"{t.answer}: {t.reason}" for t in mine if not t.ok],
@@ -209,8 +228,8 @@ class WrongAnswerTrials:
 
 
 def problems(rows: list[dict[str, Any]]) -> list[str]:
-    """What must be fixed: a wrong answer that earns the points, a blank that earns any, a solution that does not
-    earn all, an exercise whose trials never ran (the notebook stopped before it)."""
+    """What must be fixed: a wrong answer that earns the points, a correct alternative or the solution that does not
+    earn them all, a blank that earns any, an exercise whose trials never ran (the notebook stopped before it)."""
     out = []
     for row in rows:
         if not row["ran"]:
@@ -220,16 +239,22 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def table(rows: list[dict[str, Any]], minimum: int = MINIMUM) -> str:
-    """The terminal summary: one line per exercise."""
-    lines = [f"{'exercise':<58} wrong answers rejected   blank  solution"]
+def table(rows: list[dict[str, Any]], minimum: int = MINIMUM, minimum_right: int = MINIMUM_RIGHT) -> str:
+    """The terminal summary: one line per exercise: wrong answers rejected, right alternatives accepted, blank,
+    solution."""
+    lines = [f"{'exercise':<58} wrong rejected             right accepted       blank  solution"]
     for row in rows:
         listed = row["wrong_answers"] + len(row.get("not_tried", []))
         short = f" (fewer than {minimum})" if listed < minimum else ""
         short += f" +{len(row['not_tried'])} not in {row.get('profile')}" if row.get("not_tried") else ""
+        right_listed = row.get("right_answers", 0) + len(row.get("right_not_tried", []))
+        right_short = f" (fewer than {minimum_right})" if right_listed < minimum_right else ""
+        right_short += f" +{len(row['right_not_tried'])} not here" if row.get("right_not_tried") else ""
+        right = f"{row.get('right_accepted', 0):>2} of {row.get('right_answers', 0):<2}{right_short}"
         blank = "0 pts" if row["blank_earns_nothing"] else "EARNS"
         solution = "all" if row["solution_earns_all"] else "FAILS"
         lines.append(
-            f"{row['exercise']:<58} {row['rejected']:>2} of {row['wrong_answers']:<2}{short:<18} {blank:<6} {solution}"
+            f"{row['exercise']:<58} {row['rejected']:>2} of {row['wrong_answers']:<2}{short:<18} {right:<20} "
+            f"{blank:<6} {solution}"
         )
     return "\n".join(lines)
