@@ -74,12 +74,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip scoring each exercise's blank, wrong answers and solution before it runs (on by default)",
     )
+    parser.add_argument(
+        "--answers",
+        default=None,
+        help="the wrong answers' folder (default: the checkout's notebooks/wrong_answers; a red team's scratch folder)",
+    )
     args = parser.parse_args(argv)
 
     out = Path(args.out).resolve()
     os.environ.update(prepare(out, Path(args.cache).resolve() if args.cache else None))
     notebooks = run_course.find_notebooks(args.notebooks)
-    wrong = None if args.no_wrong_answers else wrong_answers_folder()
+    wrong = (
+        None if args.no_wrong_answers else (Path(args.answers).resolve() if args.answers else wrong_answers_folder())
+    )
     report = run_course.run_course(notebooks, out, REHEARSAL, args.timeout, wrong_answers=wrong)
     print(run_course.summary_table(report))
     trials_failed = bool(problems(run_course.wrong_answer_rows(report)))
