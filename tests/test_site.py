@@ -10,6 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_tools.colab_links import release as course_release
+from course_tools.grading.leaks import leaks, readable, secrets_of
 from course_tools.site.build import rewrite_links, without_rubrics
 from course_tools.site.lessons import helpers_used, student_page, with_links
 from course_tools.site.results import load_report, results_page
@@ -145,6 +147,22 @@ def test_the_site_builds_offline_from_the_checkout_and_passes_the_browser_check(
     assert "Rubric" not in (site / "notebooks" / "appendix" / "01_masking.html").read_text()
     assert "BEGIN SOLUTION" not in masking and "NotImplementedError" in masking  # the student's stubs
     assert list((site / "_downloads").rglob("01_masking.ipynb")), "the student notebook is offered for download"
+    assert not (site / "notebooks" / "rubrics").exists()
+    # nothing on the students' site leads to a solution: each lesson's page and download is searched for its
+    # solutions, hidden tests, rubrics and instructor addresses; every other page for any lesson's rubrics and addresses
+    sources = tmp_path / "site-src"
+    everyone = []
+    for lesson in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
+        secrets = secrets_of(nbformat.read(lesson, 4), lesson.stem, lesson.parent, course_release().badge_url(""))
+        everyone += [s for s in secrets if s.kind in ("rubric", "address")]
+        shown = [
+            sources / "notebooks" / lesson.name,
+            sources / "downloads" / lesson.name,
+            site / "notebooks" / f"{lesson.stem}.html",
+        ]
+        assert leaks({p.name: readable(p) for p in shown}, secrets) == []
+    pages = [p for p in (*sources.rglob("*.md"), *site.rglob("*.html")) if "notebooks/0" not in p.as_posix()]
+    assert leaks({str(p.relative_to(tmp_path)): readable(p) for p in pages}, everyone) == []
     if find_browser() is None:
         pytest.skip("no Chromium here (apt install chromium): the site built, its browser check was not run")
     shots = tmp_path / "shots"

@@ -10,7 +10,7 @@ from pathlib import Path
 from .autograde import autograde
 from .exercises import ExerciseError
 from .isolation import CHOICES, ISOLATION_VARIABLE
-from .release import release
+from .release import Publication, release
 from .reporting import batch_counts, class_summary, class_table, totals, writing_summary
 from .runner import Limits
 from .wrong_answers import FOLDER, problems
@@ -22,6 +22,14 @@ def main(argv: list[str] | None = None) -> int:
     rel = commands.add_parser("release", help="write student versions of the solution notebooks")
     rel.add_argument("source", help="folder of solution notebooks (e.g. notebooks/) or one .ipynb")
     rel.add_argument("out", help="folder for the student notebooks (not the source folder)")
+    rel.add_argument(
+        "--students-repo",
+        default=None,
+        help="OWNER/NAME of the GitHub repository you publish the release in: the notebooks' Colab badges open "
+        "them there (default: the course repository's name with -students)",
+    )
+    rel.add_argument("--branch", default="main", help="its branch (default: main)")
+    rel.add_argument("--folder", default="notebooks", help="the folder there that holds them (default: notebooks)")
     auto = commands.add_parser("autograde", help="grade a folder of submissions: <folder>/<student>/<notebook>.ipynb")
     auto.add_argument("submissions", help="one folder per student, each holding their notebooks")
     auto.add_argument("--source", required=True, help="the solution notebooks (folder or one .ipynb)")
@@ -71,8 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         return wrong_answers_command(args)
     try:
         if args.command == "release":
-            for path in release(args.source, args.out):
+            publication = Publication.default(args.students_repo, args.branch, args.folder)
+            for path in release(args.source, args.out, publication):
                 print(f"released {path}")
+            print(
+                f"publish {args.out}/ at {publication.address}: the notebooks' Colab badges open them there. Their "
+                f"links to the appendices and guides go to github.com/{publication.course} at {publication.tag}."
+            )
             return 0
         limits = Limits(args.time_limit, args.cell_time_limit, args.memory_mb)
         results = autograde(

@@ -116,7 +116,8 @@ def without_rubrics(text: str) -> str:
 def copy_pages(root: Path, source: Path, github: str, solutions: bool) -> None:
     """The appendices (without rubrics unless ``solutions``) and the docs, links rewritten (:func:`rewrite_links`)."""
     appendices = sorted((root / "notebooks" / "appendix").glob("*.md"))
-    pages = [*appendices, *sorted((root / "docs").rglob("*.md"))]
+    rubrics = sorted((root / "notebooks" / "rubrics").glob("*.md")) if solutions else []  # instructor-only
+    pages = [*appendices, *rubrics, *sorted((root / "docs").rglob("*.md"))]
     for page in pages:
         relative = page.relative_to(root)
         (source / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -152,6 +153,9 @@ def index_page(root: Path, source: Path) -> str:
     lines = ["# BERT and Transfer Learning", "", intro.strip(), ""]
     lines += toc("Lessons", lessons)
     lines += toc("Instructor appendices", appendices)
+    rubrics = sorted((source / "notebooks" / "rubrics").glob("*.md"))  # only in the instructor's site
+    if rubrics:
+        lines += toc("Rubrics of the written answers", rubrics)
     lines += toc("Guides", docs)
     lines += toc("Results and reference", [source / "results" / "index.md", source / "api" / "index.md"])
     return "\n".join(lines)
