@@ -13,6 +13,7 @@ from .isolation import CHOICES, ISOLATION_VARIABLE
 from .release import Publication, release
 from .reporting import batch_counts, class_summary, class_table, totals, writing_summary
 from .runner import Limits
+from .student_repository import build_student_repository
 from .wrong_answers import FOLDER, problems
 
 
@@ -30,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     rel.add_argument("--branch", default="main", help="its branch (default: main)")
     rel.add_argument("--folder", default="notebooks", help="the folder there that holds them (default: notebooks)")
+    repo = commands.add_parser(
+        "student-repo", help="write a student repository to publish: released lessons, appendices, course_utils"
+    )
+    repo.add_argument("out", help="a new (or empty) folder for it")
+    repo.add_argument("--students-repo", required=True, help="OWNER/NAME of the GitHub repository it will be")
+    repo.add_argument("--branch", default="main", help="its branch (default: main)")
     auto = commands.add_parser("autograde", help="grade a folder of submissions: <folder>/<student>/<notebook>.ipynb")
     auto.add_argument("submissions", help="one folder per student, each holding their notebooks")
     auto.add_argument("--source", required=True, help="the solution notebooks (folder or one .ipynb)")
@@ -78,6 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("wrong-answers", "mutants"):
         return wrong_answers_command(args)
     try:
+        if args.command == "student-repo":
+            publication = Publication.default(args.students_repo, args.branch, "notebooks")
+            written = build_student_repository(args.out, publication)
+            print(
+                f"wrote {len(written)} files into {args.out}: push it to github.com/{publication.repository} "
+                f"(branch {publication.branch}); its badges and first cells point there"
+            )
+            return 0
         if args.command == "release":
             publication = Publication.default(args.students_repo, args.branch, args.folder)
             for path in release(args.source, args.out, publication):

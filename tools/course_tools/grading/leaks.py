@@ -47,11 +47,12 @@ def secrets_of(nb: Any, notebook: str, folder: Path | None, instructor_badge: st
             continue
         solution = set(_lines(cell.source, BEGIN_SOLUTION, END_SOLUTION))
         hidden = set(_lines(cell.source, BEGIN_HIDDEN, END_HIDDEN))
-        solution_lines += sorted(solution)
-        hidden_lines += sorted(hidden)
+        exercise = f"{notebook}:{cell.metadata.get('nbgrader', {}).get('grade_id', '?')}"
+        solution_lines += [(exercise, line) for line in sorted(solution)]
+        hidden_lines += [(exercise, line) for line in sorted(hidden)]
         public |= {line.strip() for line in cell.source.split("\n")} - solution - hidden
-    found = [Secret("solution", notebook, line) for line in solution_lines if _identifying(line, public)]
-    found += [Secret("hidden test", notebook, line) for line in hidden_lines if _identifying(line, public)]
+    found = [Secret("solution", where, line) for where, line in solution_lines if _identifying(line, public)]
+    found += [Secret("hidden test", where, line) for where, line in hidden_lines if _identifying(line, public)]
     for answer in find_written_answers(nb, notebook, folder):
         found += [
             Secret("rubric", f"{notebook}:{answer.name}", line.strip())
@@ -74,6 +75,23 @@ def readable(path: Path) -> str:
     if path.suffix == ".html":
         text = html.unescape(re.sub(r"<[^>]+>", "", text))
     return text
+
+
+def copied_solutions(name: str, text: str, secrets: list[Secret], least: int = 3) -> list[str]:
+    """The exercises whose solution ``text`` (a module, say) reproduces: at least ``least`` of its identifying lines,
+    and at least half of them. Single lines (``return 2 * precision * recall / (precision + recall)``) are anyone's;
+    a solution's body is not."""
+    lines = {_normal(line) for line in text.split("\n")}
+    by_exercise: dict[str, list[str]] = {}
+    for secret in secrets:
+        if secret.kind == "solution":
+            by_exercise.setdefault(secret.where, []).append(_normal(secret.text))
+    out = []
+    for where, body in by_exercise.items():
+        shared = [line for line in body if line in lines]
+        if len(shared) >= least and 2 * len(shared) >= len(body):
+            out.append(f"{name}: {len(shared)} of the {len(body)} lines of {where}'s solution, e.g. {shared[0][:50]}")
+    return out
 
 
 def _normal(line: str) -> str:
