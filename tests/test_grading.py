@@ -756,7 +756,8 @@ def bubblewrap_batch(tmp_path_factory):
 
 def _points(batch, student) -> dict[str, float]:
     row = batch["grades"][student]
-    return {k.split(":")[1]: float(v) for k, v in row.items() if k.startswith("01_tiny:")}
+    # the exercises' columns; the written answer's (01_tiny:why_no_y) is empty until hand grades are merged
+    return {k.split(":")[1]: float(v) for k, v in row.items() if k.startswith("01_tiny:") and k.split(":")[1] in FULL}
 
 
 EXPECTED = {  # student: (points per exercise, words their feedback must contain)

@@ -2,6 +2,7 @@
 
     python -m course_tools.grading release notebooks/ release/
     python -m course_tools.grading autograde submissions/ --source notebooks/ --out grades.csv
+    python -m course_tools.grading merge-hand-grades --grades grades.csv
 
 See the README's instructor guide for the whole cycle (release, distribute, collect, autograde, feedback).
 """

@@ -1,5 +1,5 @@
-"""Command line: ``release`` student notebooks, ``autograde`` a folder of submissions, score each exercise's
-``wrong-answers`` with its checks."""
+"""Command line: ``release`` student notebooks, ``autograde`` a folder of submissions (into one grade book),
+``merge-hand-grades`` into it, score each exercise's ``wrong-answers`` with its checks."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from pathlib import Path
 
 from .autograde import autograde
 from .exercises import ExerciseError
+from .gradebook import add_book_arguments, add_merge_parser, merge_command
+from .gradescope import add_zip_parser, zip_command
 from .isolation import CHOICES, ISOLATION_VARIABLE
+from .late import LateOptions
 from .release import Publication, release
-from .reporting import batch_counts, class_summary, class_table, totals, writing_summary
+from .reporting import batch_counts, class_summary, class_table, grade_parts, totals, writing_summary
 from .runner import Limits
 from .student_repository import build_student_repository
 from .wrong_answers import FOLDER, problems
@@ -68,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="grade without first checking that the solution notebooks earn every point here",
     )
+    add_book_arguments(auto)
     wrong = commands.add_parser(
         "wrong-answers",
         aliases=["mutants"],
@@ -81,7 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     wrong.add_argument("--out", default="build/wrong-answers", help="executed copies and the report go here")
     wrong.add_argument("--timeout", type=int, default=1800, help="seconds allowed per notebook (default: 1800)")
+    add_zip_parser(commands)
+    add_merge_parser(commands)
     args = parser.parse_args(argv)
+    if args.command == "merge-hand-grades":
+        return merge_command(args)
+    if args.command == "gradescope-zip":
+        return zip_command(args)
     if args.command in ("wrong-answers", "mutants"):
         return wrong_answers_command(args)
     try:
@@ -111,26 +121,43 @@ def main(argv: list[str] | None = None) -> int:
             args.feedback,
             calibration=not args.skip_calibration,
             isolation=args.isolation,
+            students=args.student,
+            notebooks=args.notebook,
+            late=LateOptions.from_args(args),
+            roster=args.roster,
         )
     except (ValueError, ExerciseError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for student, notebooks in results.items():
+        if args.student and student not in args.student:
+            continue
         total, possible = totals(notebooks)
+        parts = grade_parts(notebooks)
         look = [g.notebook for g in notebooks if g.needs_look]
         print(
             f"{student}: {total:g} / {possible:g}"
+            + (
+                f" automatic, {parts.by_hand:g} / {parts.by_hand_max:g} by hand"
+                + (f", -{parts.penalty:g} late" if parts.penalty else "")
+                + f": total {parts.total:g} / {parts.possible:g}"
+                if parts.graded or parts.penalty
+                else ""
+            )
             + (f"  NEEDS A LOOK: a lesson cell failed in {', '.join(look)}" if look else "")
         )
     columns = list(dict.fromkeys(c for notebooks in results.values() for g in notebooks for c in g.outcomes))
     print()
     print(class_table(class_summary(results, columns), batch_counts(results), writing=writing_summary(results)))
     out = Path(args.out)
-    print(f"grades: {out}; class report: {out.parent / 'class-report.html'}; Gradescope: {out.parent / 'gradescope'}/")
+    print(
+        f"grades: {out}; class report: {out.parent / 'class-report.html'}; Gradescope: {out.parent / 'gradescope'}/; "
+        f"Canvas: {out.parent / 'canvas.csv'}"
+    )
     if any(g.writing for notebooks in results.values() for g in notebooks):
         print(
             f"to grade by hand: {out.parent / 'hand-grading.md'} (answers beside their rubric); points go in "
-            f"{out.parent / 'hand-grading.csv'}"
+            f"{out.parent / 'hand-grading.csv'}, then: python -m course_tools.grading merge-hand-grades --grades {out}"
         )
     return 0
 

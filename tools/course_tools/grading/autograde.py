@@ -20,7 +20,6 @@ look (the table's ``needs_look`` column, a line atop the feedback).
 from __future__ import annotations
 
 import ctypes
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -28,27 +27,25 @@ from pathlib import Path
 import nbformat
 from tqdm.auto import tqdm
 
-from course_utils.atomic import atomic_write_text
-
 from .environment import kernel_environment, sandbox_policy
 from .exercises import WrittenAnswer, find_exercises, find_written_answers
-from .isolation import detect_isolation
-from .release import notebooks_in
-from .reporting import (
-    batch_counts,
-    class_report_html,
-    class_summary,
-    feedback_text,
-    grade_table,
-    gradescope_results,
-    hand_grading_csv,
-    hand_grading_markdown,
-    needs_a_look,
-    writing_summary,
+from .gradebook import (
+    HAND_CSV,
+    GradeBook,
+    book_files,
+    book_path,
+    find_roster,
+    load_book,
+    merge_grades,
+    read_filled,
+    write_book,
 )
+from .isolation import detect_isolation
+from .late import LateOptions
+from .release import notebooks_in
 from .runner import Limits
 from .scoring import GRADER_ERROR, CalibrationError, NotebookGrade, Written, calibrate, grade_notebook, zero_grade
-from .submissions import find_submissions, read_submission, student_writing
+from .submissions import find_submissions, read_submission, student_writing, submission_files, submission_times
 
 
 def _writing(data: bytes | None, questions: list[WrittenAnswer]) -> list[tuple[WrittenAnswer, str]]:
@@ -75,6 +72,10 @@ def autograde(
     progress: bool | None = None,
     calibration: bool = True,
     isolation: str | None = None,
+    students: list[str] | None = None,
+    notebooks: list[str] | None = None,
+    late: LateOptions | None = None,
+    roster: Path | str | None = None,
 ) -> dict[str, list[NotebookGrade]]:
     """Grade every student folder in ``submissions`` against the solution notebooks in ``source``; write the grade
     table ``out`` (CSV), one Markdown feedback file per student (default: a ``feedback/`` folder beside ``out``), and
@@ -92,6 +93,13 @@ def autograde(
     before anything runs.
     Everything is read before the first submission runs and written after the last one, each file whole; a
     submission that crashes its kernel, hangs or breaks the grader for any reason costs only its own marks.
+
+    The grades go into the grade book beside ``out`` (``grades.json``, :mod:`.gradebook`): what is graded now
+    replaces those students' grades for those notebooks and the rest is kept; ``students`` or ``notebooks`` grade
+    only those. Each notebook's submission time (:func:`.submissions.submission_times`) is recorded and the grade
+    book's late policy, changed by ``late``, applied (:mod:`.late`); ``canvas.csv`` is written with the ``roster``
+    (default: ``roster.csv`` beside ``out``). What changed in ``out`` and where its previous version went are
+    printed. Returns the whole grade book's grades.
     """
     submissions, source, out = Path(submissions), Path(source), Path(out)
     feedback = Path(feedback) if feedback is not None else out.parent / "feedback"
@@ -100,17 +108,44 @@ def autograde(
     exercises = {name: find_exercises(nb, name) for name, nb in sources.items()}
     questions = {name: find_written_answers(nb, name, paths[name].parent) for name, nb in sources.items()}
     handed_in = find_submissions(submissions, list(sources))
-    graded = [n for n in sources if exercises[n] and any(s[n] is not None for s in handed_in.values())]
+    for name in notebooks or []:
+        if not exercises.get(name):
+            raise ValueError(
+                f"--notebook {name}: no notebook with exercises of that name in {source} (there: "
+                f"{', '.join(n for n in sources if exercises[n]) or 'none'})"
+            )
+    for student in students or []:
+        if student not in handed_in:
+            raise ValueError(f"--student {student}: no folder {submissions / student} (there: {', '.join(handed_in)})")
+    handed_in = {s: mine for s, mine in handed_in.items() if not students or s in students}
+    graded = [
+        n
+        for n in sources
+        if exercises[n] and any(s[n] is not None for s in handed_in.values()) and (not notebooks or n in notebooks)
+    ]
     if not graded:
         raise ValueError(
             f"no submission in {submissions} holds one of the notebooks with exercises in {source}: "
-            f"{', '.join(n for n in sources if exercises[n])}"
+            f"{', '.join(n for n in sources if exercises[n] and (not notebooks or n in notebooks))}"
+            + (f" (among those of {', '.join(students)})" if students else "")
         )
+    previous = load_book(out)
+    if previous is None and (students or notebooks) and out.exists():
+        raise ValueError(
+            f"{out} has no grade book beside it ({book_path(out).name}; an older version wrote it): grade the whole "
+            "class once without --student or --notebook"
+        )
+    late_policy = (late or LateOptions()).apply_to(previous.policy if previous else GradeBook().policy)
+    found_roster = find_roster(out, roster)
+    filled = read_filled(out.parent / HAND_CSV)
+    times = submission_times(submissions, submission_files(submissions, list(sources)))
     limits = limits or Limits()
     sandbox = detect_isolation(isolation)
     made_feedback = not feedback.exists()
     feedback.mkdir(parents=True, exist_ok=True)
-    policy = sandbox.apply(sandbox_policy(source if source.is_dir() else source.parent, submissions, out, feedback))
+    policy = sandbox_policy(source if source.is_dir() else source.parent, submissions, out, feedback)
+    hidden = book_files(out, roster, late.extensions if late else None)  # every student's grades, answers and IDs
+    policy = sandbox.apply(replace(policy, deny=[*policy.deny, *map(str, hidden)]))
     env = kernel_environment()
     _subreaper()
     print(sandbox.describe())
@@ -144,22 +179,16 @@ def autograde(
             grade = zero_grade(name, exercises[name], f"{GRADER_ERROR}: {type(err).__name__}: {err}")
         texts = _writing(handed_in[student][name], questions[name])
         grade.writing = {q.column: Written(q.points, text) for q, text in texts}
+        if (student, name) in times:
+            when, origin = times[student, name]
+            grade.submitted, grade.submitted_from = when.isoformat(timespec="seconds"), origin
         results[student].append(grade)
-    columns = [e.column for name in graded for e in exercises[name]]
-    for student, notebooks in results.items():
-        atomic_write_text(feedback / f"{student}.md", feedback_text(student, notebooks))
-    gradescope = out.parent / "gradescope"
-    gradescope.mkdir(parents=True, exist_ok=True)
-    for student, notebooks in results.items():
-        atomic_write_text(gradescope / f"{student}.json", json.dumps(gradescope_results(notebooks), indent=1))
-    summary, counts = class_summary(results, columns), batch_counts(results)
-    by_hand = [q for name in graded for q in questions[name]]
-    writing = writing_summary(results)
-    if by_hand:
-        atomic_write_text(out.parent / "hand-grading.csv", hand_grading_csv(results, by_hand))
-        atomic_write_text(out.parent / "hand-grading.md", hand_grading_markdown(results, by_hand))
-    atomic_write_text(
-        out.parent / "class-report.html", class_report_html(summary, counts, needs_a_look(results), writing=writing)
-    )
-    atomic_write_text(out, grade_table(results, columns))
-    return results
+    merged, notes = merge_grades(previous.grades if previous else {}, results)
+    book = GradeBook(merged, late_policy)
+    in_book = sorted({g.notebook for gs in merged.values() for g in gs})
+    by_hand = [q for name in in_book for q in questions.get(name, [])]
+    if late_policy.active:
+        print(f"late policy: {late_policy.describe()}")
+    for line in dict.fromkeys(notes + write_book(book, out, feedback, by_hand, filled, found_roster)):
+        print(line)
+    return merged

@@ -48,6 +48,7 @@ class Written:
 
     max_points: float
     text: str  # "" when missing or left as the release's stub
+    points: float | None = None  # the instructor's, once merged from hand-grading.csv (.gradebook); None: not yet
 
 
 @dataclass
@@ -59,6 +60,10 @@ class NotebookGrade:
     notes: list[str] = field(default_factory=list)
     lesson_errors: list[str] = field(default_factory=list)  # the instructor's own cells that failed
     writing: dict[str, Written] = field(default_factory=dict)  # written answers by column, graded by hand later
+    submitted: str = ""  # when it was handed in (ISO 8601; "" when not handed in), and how that is known:
+    submitted_from: str = ""  # "submitted.csv" or "file time" (.submissions.submission_times)
+    late_days: int = 0  # days after the deadline, and the points the late policy takes off (.late.apply_late)
+    penalty: float = 0.0
 
     @property
     def needs_look(self) -> bool:

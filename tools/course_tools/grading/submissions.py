@@ -6,6 +6,8 @@ change what another student handed in; an unreadable notebook is a verdict for t
 
 from __future__ import annotations
 
+import csv
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,28 +18,90 @@ from .exercises import TEXT_STUB, Exercise, WrittenAnswer, nbgrader_meta
 UNREADABLE = "not a readable notebook"  # how a file that is no notebook is reported (and counted, :mod:`.reporting`)
 
 
-def find_submissions(folder: Path, notebooks: list[str]) -> dict[str, dict[str, bytes | None]]:
-    """``{student: {notebook: bytes or None}}`` for the student folders in ``folder``, read into memory now, so that
-    nothing a submission does while it runs can change what another student handed in.
+def submission_files(folder: Path, notebooks: list[str]) -> dict[str, dict[str, Path | None]]:
+    """``{student: {notebook: its file or None}}`` for the student folders in ``folder``.
 
     A student's copy of ``01_masking.ipynb`` is the file of that name anywhere in their folder, else the one
     notebook whose name contains ``01_masking`` (``Copy of 01_masking.ipynb``, ``01_masking (1).ipynb``).
     """
     if not folder.is_dir():
         raise ValueError(f"{folder} is not a folder; expected one folder per student, each holding their notebooks")
-    found: dict[str, dict[str, bytes | None]] = {}
+    found: dict[str, dict[str, Path | None]] = {}
     for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
         files = sorted(p for p in student.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-        mine: dict[str, bytes | None] = {}
+        mine: dict[str, Path | None] = {}
         for name in notebooks:
             exact = [p for p in files if p.stem == name]
             loose = [p for p in files if name in p.stem]
-            chosen = exact[0] if exact else loose[0] if len(loose) == 1 else None
-            mine[name] = chosen.read_bytes() if chosen else None
+            mine[name] = exact[0] if exact else loose[0] if len(loose) == 1 else None
         found[student.name] = mine
     if not found:
         raise ValueError(f"no student folders in {folder}; expected {folder}/<student>/<notebook>.ipynb")
     return found
+
+
+def find_submissions(folder: Path, notebooks: list[str]) -> dict[str, dict[str, bytes | None]]:
+    """``{student: {notebook: bytes or None}}`` for the student folders in ``folder`` (:func:`submission_files`),
+    read into memory now, so that nothing a submission does while it runs can change what another student handed in.
+    """
+    return {
+        student: {name: path.read_bytes() if path else None for name, path in mine.items()}
+        for student, mine in submission_files(folder, notebooks).items()
+    }
+
+
+SUBMITTED_CSV = "submitted.csv"  # in the submissions folder: when each notebook was handed in (columns below)
+FILE_TIME = "file time"  # where a submission time came from when submitted.csv does not give it
+
+
+def submission_times(
+    folder: Path, files: dict[str, dict[str, Path | None]]
+) -> dict[tuple[str, str], tuple[datetime, str]]:
+    """When each handed-in notebook was submitted: ``{(student, notebook): (time, where from)}``.
+
+    The time is the one ``<folder>/submitted.csv`` records (columns ``student``, ``submitted``: an ISO 8601 time,
+    this machine's time zone unless it says ``+01:00`` or ``Z``; and optionally ``notebook``, empty for all of the
+    student's notebooks), else the notebook file's modification time (which a copy resets unless it keeps times:
+    ``cp -p``, ``rsync -t``, unzip). A row that cannot be read raises ValueError naming it; nothing is guessed.
+    """
+    recorded: dict[tuple[str, str], datetime] = {}
+    table = folder / SUBMITTED_CSV
+    if table.is_file():
+        with table.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.DictReader(f)
+            missing = {"student", "submitted"} - set(reader.fieldnames or [])
+            if missing:
+                raise ValueError(
+                    f"{table}: no column {', '.join(sorted(missing))}; expected student, submitted (an ISO 8601 "
+                    "time such as 2025-03-07T23:10) and optionally notebook"
+                )
+            for row_number, row in enumerate(reader, start=2):
+                student, when = (row.get("student") or "").strip(), (row.get("submitted") or "").strip()
+                try:
+                    time = parse_time(when)
+                except ValueError:
+                    raise ValueError(
+                        f"{table}, row {row_number} ({student or 'no student'}): submitted {when!r} is not a time; "
+                        "write an ISO 8601 time such as 2025-03-07T23:10 or 2025-03-07T23:10+01:00"
+                    ) from None
+                recorded[(student, (row.get("notebook") or "").strip())] = time
+    times: dict[tuple[str, str], tuple[datetime, str]] = {}
+    for student, mine in files.items():
+        for name, path in mine.items():
+            if path is None:
+                continue
+            when = recorded.get((student, name), recorded.get((student, "")))
+            if when is not None:
+                times[(student, name)] = (when, SUBMITTED_CSV)
+            else:
+                times[(student, name)] = (datetime.fromtimestamp(path.stat().st_mtime, UTC).astimezone(), FILE_TIME)
+    return times
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time, in this machine's time zone unless it names one; ValueError if it is none."""
+    when = datetime.fromisoformat(text.strip())
+    return when.astimezone() if when.tzinfo is None else when
 
 
 def read_submission(data: bytes) -> Any:
