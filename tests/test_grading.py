@@ -848,14 +848,30 @@ def fragile_lesson(tmp_path):
     return tmp_path, autograde
 
 
+def test_calibration_times_the_solution_generously_and_sets_each_limit_from_what_it_took():
+    """Issue 57: on a slow or busy machine the instructor should not have to guess limits."""
+    limits = Limits()
+    quick = limits.for_notebook("01_masking")
+    generous = limits.for_calibration("01_masking")
+    assert generous.notebook_seconds >= 10 * quick.notebook_seconds / 2 and generous.cell_seconds > 60
+    assert (
+        limits.calibrated("01_masking", 100, 5).notebook_seconds,
+        limits.calibrated("01_masking", 100, 5).cell_seconds,
+    ) == (360, 60)
+    assert limits.calibrated("01_masking", 400, 40).cell_seconds == 150  # a slow machine: 3 x 40 + 30
+    flags = Limits(500, 20, 2048)
+    assert flags.calibrated("01_masking", 400, 40) == Limits(500, 20, 2048)
+    assert flags.for_calibration("01_masking") == Limits(500, 20, 2048)
+
+
 @pytest.mark.slow
 def test_calibration_passes_and_sets_the_time_limit(fragile_lesson):
     root, autograde = fragile_lesson
     run = autograde()
     assert run.returncode == 0, run.stderr[-2000:]
     assert re.search(
-        r"calibration: 01_tiny: the solution earns every point in \d+ s; time limit per submission "
-        r"\d+ s",
+        r"calibration: 01_tiny: the solution earns every point in \d+ s \(slowest exercise cell [\d.]+ s\); "
+        r"limits per submission: \d+ s, \d+ s per exercise cell \(3x \+ a margin\)",
         run.stdout,
     ), run.stdout
     assert "ada: 4 / 4" in run.stdout and "NEEDS A LOOK" not in run.stdout

@@ -51,10 +51,15 @@ def main(argv: list[str] | None = None) -> int:
         "--time-limit",
         type=float,
         default=None,
-        help="seconds per notebook run (default: twice the notebook's quick-profile budget + 60)",
+        help="seconds per notebook run (default: 3 times the solution's run in calibration + 60; without "
+        "calibration, twice the notebook's quick-profile budget + 60)",
     )
     auto.add_argument(
-        "--cell-time-limit", type=float, default=60.0, help="seconds per exercise cell or check (default: 60)"
+        "--cell-time-limit",
+        type=float,
+        default=None,
+        help="seconds per exercise cell or check (default: 3 times the solution's slowest in calibration + 30, "
+        "at least 60; 60 without calibration)",
     )
     auto.add_argument(
         "--memory-mb", type=int, default=None, help="memory per submission (default: the profile's budget + 1 GB)"

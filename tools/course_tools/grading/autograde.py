@@ -43,7 +43,7 @@ from .gradebook import (
 from .isolation import detect_isolation
 from .late import LateOptions
 from .release import notebooks_in
-from .runner import Limits
+from .runner import MARGIN, Limits
 from .scoring import GRADER_ERROR, CalibrationError, NotebookGrade, Written, calibrate, grade_notebook, zero_grade
 from .submissions import find_submissions, read_submission, student_writing, submission_files, submission_times
 
@@ -159,12 +159,13 @@ def autograde(
             if made_feedback and not any(feedback.iterdir()):
                 feedback.rmdir()  # nothing graded, nothing left behind
             raise
-        for name, took in seconds.items():
-            if limits.notebook_seconds is None:
-                per_notebook[name] = replace(per_notebook[name], notebook_seconds=3 * took + 60)
+        for name, (took, slowest) in seconds.items():
+            per_notebook[name] = limits.calibrated(name, took, slowest)
             print(
-                f"calibration: {name}: the solution earns every point in {took:.0f} s; "
-                f"time limit per submission {per_notebook[name].notebook_seconds:.0f} s"
+                f"calibration: {name}: the solution earns every point in {took:.0f} s (slowest exercise cell "
+                f"{slowest:.1f} s); limits per submission: {per_notebook[name].notebook_seconds:.0f} s, "
+                f"{per_notebook[name].cell_seconds:.0f} s per exercise cell"
+                + (" (set by flags)" if limits.notebook_seconds and limits.cell_seconds else f" ({MARGIN}x + a margin)")
             )
     results: dict[str, list[NotebookGrade]] = {student: [] for student in handed_in}
     jobs = [(student, name) for student in handed_in for name in graded]

@@ -154,14 +154,20 @@ def calibrate_autograder(root: Path | str = DEFAULT_ROOT) -> dict[str, Any]:
     policy, env = _sandbox(root, config)
     name = config.notebook
     try:
-        took = calibrate([name], {name: solution}, {name: exercises}, config.limits, policy, env)[name]
+        took, slowest = calibrate([name], {name: solution}, {name: exercises}, config.limits, policy, env)[name]
     except CalibrationError as err:
         raise AutograderError(str(err)) from None
-    limit = config.limits.notebook_seconds or 3 * took + 60  # autograde's rule, when no --time-limit was given
-    record = {"notebook": name, "seconds": round(took, 1), "notebook_seconds": round(limit)}
+    limits = config.limits.calibrated(name, took, slowest)  # autograde's rule, where no flag set them
+    record = {
+        "notebook": name,
+        "seconds": round(took, 1),
+        "notebook_seconds": round(limits.notebook_seconds),
+        "cell_seconds": round(limits.cell_seconds),
+    }
     atomic_write_text(root / SOURCE / CALIBRATION, json.dumps(record, indent=1))
     print(
-        f"calibration: {name}: the solution earns every point in {took:.0f} s; time limit per submission {limit:.0f} s"
+        f"calibration: {name}: the solution earns every point in {took:.0f} s; limits per submission "
+        f"{limits.notebook_seconds:.0f} s, {limits.cell_seconds:.0f} s per exercise cell"
     )
     return record
 
@@ -250,6 +256,8 @@ def _grade(root: Path, config: AutograderConfig) -> dict[str, Any]:
     calibration = _calibration(root, config)
     if config.limits.notebook_seconds is None:
         limits = replace(limits, notebook_seconds=float(calibration["notebook_seconds"]))
+    if config.limits.cell_seconds is None and "cell_seconds" in calibration:
+        limits = replace(limits, cell_seconds=float(calibration["cell_seconds"]))
     policy, env = _sandbox(root, config)
     try:
         grade = grade_notebook(config.notebook, solution, exercises, data, limits, policy, env)
@@ -530,7 +538,11 @@ def add_zip_parser(commands: Any) -> None:
         help="seconds per submission (default: 3 x the solution's run in the image, measured by setup.sh, + 60)",
     )
     parser.add_argument(
-        "--cell-time-limit", type=float, default=60.0, help="seconds per exercise cell or check (default: 60)"
+        "--cell-time-limit",
+        type=float,
+        default=None,
+        help="seconds per exercise cell or check (default: 3 times the solution's slowest in calibration + 30, "
+        "at least 60; 60 without calibration)",
     )
     parser.add_argument(
         "--memory-mb", type=int, default=None, help="memory per submission (default: the profile's budget + 1 GB)"

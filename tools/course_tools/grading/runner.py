@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,40 @@ class Limits:
     """Per submission of one notebook."""
 
     notebook_seconds: float | None = None  # one run of the whole notebook (None: twice its quick budget + 60 s)
-    cell_seconds: float = 60.0  # one exercise cell, or one check
+    cell_seconds: float | None = None  # one exercise cell, or one check (None: 60 s)
     memory_mb: int | None = None  # the kernel and all it starts (None: the profile's budget + 1 GB)
 
     def for_notebook(self, name: str) -> Limits:
         """These limits with the defaults filled in for notebook ``name`` from the quick profile's budgets."""
         quick = PROFILES["quick"]
         seconds = self.notebook_seconds or 2 * (quick.seconds_budget_for(name) or 300.0) + 60
-        return Limits(seconds, self.cell_seconds, self.memory_mb or int((quick.peak_rss_mb_budget or 3072) + 1024))
+        return Limits(
+            seconds,
+            self.cell_seconds or DEFAULT_CELL_SECONDS,
+            self.memory_mb or int((quick.peak_rss_mb_budget or 3072) + 1024),
+        )
+
+    def for_calibration(self, name: str) -> Limits:
+        """The limits the instructor's solution is timed under: the flags given, else generous ones (this machine
+        may be slow or busy; calibration is what measures it)."""
+        quick = PROFILES["quick"]
+        seconds = self.notebook_seconds or CALIBRATION_FACTOR * (quick.seconds_budget_for(name) or 300.0) + 600
+        return replace(self.for_notebook(name), notebook_seconds=seconds, cell_seconds=self.cell_seconds or seconds)
+
+    def calibrated(self, name: str, notebook_took: float, slowest_cell: float) -> Limits:
+        """The limits a student's copy gets after the solution ran in ``notebook_took`` seconds, its slowest exercise
+        cell or check in ``slowest_cell``: ``MARGIN`` times each plus a constant (a flag given still wins)."""
+        base = self.for_notebook(name)
+        return replace(
+            base,
+            notebook_seconds=self.notebook_seconds or MARGIN * notebook_took + 60,
+            cell_seconds=self.cell_seconds or max(DEFAULT_CELL_SECONDS, MARGIN * slowest_cell + 30),
+        )
+
+
+DEFAULT_CELL_SECONDS = 60.0
+MARGIN = 3  # a student's copy gets 3 times what the solution took on this machine (plus a constant)
+CALIBRATION_FACTOR = 10  # the solution's own run may take up to 10 times the lesson's quick budget (plus 600 s)
 
 
 @dataclass
@@ -135,6 +161,7 @@ class Run:
     outputs: dict[int, str]  # step index -> stdout text
     ended: str | None  # None: ran to the end; else "time", "memory", "died", or an error
     at: int | None  # the step running when it ended
+    seconds: dict[int, float] = field(default_factory=dict)  # step index -> how long it ran (finished steps)
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -196,11 +223,14 @@ def execute(steps: list[Step], limits: Limits, scratch: Path, policy: Policy, en
             else max(1, min(remaining, int(limits.cell_seconds)))
         )
 
+    seconds: dict[int, float] = {}
+
     def started(cell: Any, cell_index: int, **_: Any) -> None:
-        state["at"] = cell_index
+        state["at"], state["since"] = cell_index, time.monotonic()
 
     def executed(cell: Any, cell_index: int, execute_reply: dict[str, Any] | None = None, **_: Any) -> None:
         replies[cell_index] = dict((execute_reply or {}).get("content", {}))
+        seconds[cell_index] = time.monotonic() - state.get("since", time.monotonic())
 
     known = {p.pid for p in psutil.Process().children(recursive=True)}
     stop = threading.Event()
@@ -263,4 +293,4 @@ def execute(steps: list[Step], limits: Limits, scratch: Path, policy: Policy, en
     outputs = {}
     for i, cell in enumerate(nb.cells):
         outputs[i] = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-    return Run(replies, outputs, ended, state["at"] if ended else None)
+    return Run(replies, outputs, ended, state["at"] if ended else None, seconds)

@@ -64,6 +64,7 @@ class NotebookGrade:
     submitted_from: str = ""  # "submitted.csv" or "file time" (.submissions.submission_times)
     late_days: int = 0  # days after the deadline, and the points the late policy takes off (.late.apply_late)
     penalty: float = 0.0
+    slowest_cell: float = 0.0  # seconds of its slowest exercise cell or check (calibration sets limits from it)
 
     @property
     def needs_look(self) -> bool:
@@ -208,6 +209,9 @@ def grade_notebook(
             run = execute(steps, limits, scratch, run_policy, run_env)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        grade.slowest_cell = max(
+            [t for i, t in run.seconds.items() if steps[i].role in ("solution", "visible", "hidden")], default=0.0
+        )
         if run.ended is None:
             break
         if run.at is None:  # no cell ever started: the grading kernel itself did not come up
@@ -274,11 +278,12 @@ def calibrate(
     limits: Limits,
     policy: Policy,
     env: dict[str, str],
-) -> dict[str, float]:
-    """Grade each solution notebook as if a student had handed it in, under the same sandbox, limits and
-    environment -> seconds per notebook. Raises ``CalibrationError`` (which lesson, which cell, the error and its
-    likely cause) unless every one earns every point with no failing cell: then the grader, not the students, is
-    wrong, and nothing may be graded."""
+) -> dict[str, tuple[float, float]]:
+    """Grade each solution notebook as if a student had handed it in, under the same sandbox and environment ->
+    (seconds per notebook, seconds of its slowest exercise cell or check), each run under
+    :meth:`.runner.Limits.for_calibration` (generous unless the flags set them). Raises ``CalibrationError``
+    (which lesson, which cell, the error and its likely cause) unless every one earns every point with no failing
+    cell: then the grader, not the students, is wrong, and nothing may be graded."""
     seconds, problems = {}, []
     for name in names:
         start = time.perf_counter()
@@ -287,11 +292,11 @@ def calibrate(
             sources[name],
             exercises[name],
             nbformat.writes(sources[name]).encode(),
-            limits.for_notebook(name),
+            limits.for_calibration(name),
             policy,
             env,
         )
-        seconds[name] = time.perf_counter() - start
+        seconds[name] = (time.perf_counter() - start, grade.slowest_cell)
         earned, possible = grade.points
         if earned == possible and not grade.needs_look:
             continue
