@@ -107,19 +107,6 @@ def _windows(tokenizer, examples, max_length: int, stride: int):
         yield {k: enc[k][i] for k in keys}, Window(int(example), offsets)
 
 
-def _answer_tokens(window: Window, start_char: int, end_char: int) -> tuple[int, int]:
-    """(start, end) token indices of the characters [start_char, end_char) in this window, or (0, 0) ([CLS])."""
-    context = [t for t, o in enumerate(window.offsets) if o is not None]
-    if not context:
-        return 0, 0
-    first, last = context[0], context[-1]
-    if window.offsets[first][0] > start_char or window.offsets[last][1] < end_char:
-        return 0, 0
-    start = max(t for t in context if window.offsets[t][0] <= start_char)
-    end = min(t for t in context if window.offsets[t][1] >= end_char)
-    return start, end
-
-
 def encode_for_training(tokenizer, examples, max_length: int = 384, stride: int = 128) -> list[dict]:
     """Windows labelled with the first gold answer: one dict per window with input_ids [T], token_type_ids [T] (if
     the tokenizer makes them), start_positions and end_positions (token indices; 0 = [CLS] when the answer is not
@@ -141,7 +128,14 @@ def encode_for_training(tokenizer, examples, max_length: int = 384, stride: int 
                     f"Example {window.example_index}: answer_start {start_char} does not point at the "
                     f"answer {text!r} in its context (found {found!r})."
                 )
-            start, end = _answer_tokens(window, start_char, start_char + len(text))
+            end_char = start_char + len(text)
+            # the answer's tokens: the last context token starting at or before its first character, the first one
+            # ending at or after its last; [CLS] (0, 0) unless the window's context holds all of it. Written out here,
+            # not as a function of offsets: that function is lesson 03d's exercise 1.
+            tokens = [t for t, o in enumerate(window.offsets) if o is not None]  # the window's context tokens
+            if tokens and window.offsets[tokens[0]][0] <= start_char and window.offsets[tokens[-1]][1] >= end_char:
+                start = max(t for t in tokens if window.offsets[t][0] <= start_char)
+                end = min(t for t in tokens if window.offsets[t][1] >= end_char)
         features.append({**feature, "start_positions": start, "end_positions": end})
     return features
 
