@@ -49,6 +49,20 @@ def double(x):
     return scale(x)
 """
 
+[[double]]
+right = true
+why = "helpers calling helpers, both named like the lesson's scale and math"
+code = """
+def math(x):
+    return helper(x)
+
+def scale(x):
+    return math(x)
+
+def double(x):
+    return scale(x)
+"""
+
 [[area]]
 why = "the right value, through the loop the task forbids"
 code = """
@@ -128,11 +142,11 @@ def test_a_wrong_answer_for_other_profiles_is_listed_as_not_tried_here(trials):
 def test_right_alternatives_must_earn_the_points_and_one_refused_is_a_problem(trials):
     double, area = trials["rows"]["double"], trials["rows"]["area"]
     # a helper named like the lesson's `scale`: the lesson gets its 10 back, the student's double keeps its helper
-    assert (double["right_answers"], double["right_accepted"], double["refused"]) == (2, 2, [])
+    assert (double["right_answers"], double["right_accepted"], double["refused"]) == (3, 3, [])
     assert (area["right_answers"], area["right_accepted"]) == (1, 0)
     assert area["refused"] == ["marked right but is not: pi to two places"]
     assert any(p.startswith("01_tiny:area: right: marked right but is not") for p in problems([area]))
-    assert "fewer than 2" in table([area]) and " 2 of 2 " in table([double])
+    assert "fewer than 2" in table([area]) and " 3 of 3 " in table([double])
 
 
 def test_a_forbidden_loop_is_refused_with_the_rule_it_breaks(trials):

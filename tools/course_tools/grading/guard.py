@@ -81,24 +81,29 @@ class Guard:
         return changed
 
     def after_solution(self) -> None:
-        """After the student's cell: undo rebindings of names the exercise does not define. The exercise's functions
-        that read a name the cell rebound keep the cell's value: each becomes a copy whose globals are the notebook's
+        """After the student's cell: undo rebindings of names the exercise does not define. If the exercise's
+        functions read a name the cell rebound (a helper ``words`` where the lesson has a list ``words``, and helpers
+        calling helpers), they and the cell's own functions become copies sharing one namespace: the notebook's,
         with those names as the student left them."""
         theirs: dict[str, Any] = {}
         restored = self._changes(self.exports, theirs)
-        for name in self.exports:
-            function = self.namespace.get(name)
-            if isinstance(function, types.FunctionType) and function.__globals__ is self.namespace:
-                read = _global_names(function.__code__) & set(theirs)
-                if read:
-                    own = dict(self.namespace)
-                    own.update({n: theirs[n] for n in read})
-                    copy = types.FunctionType(
-                        function.__code__, own, function.__name__, function.__defaults__, function.__closure__
-                    )
-                    copy.__kwdefaults__, copy.__dict__ = function.__kwdefaults__, dict(function.__dict__)
-                    copy.__doc__, copy.__annotations__ = function.__doc__, function.__annotations__
-                    own[name] = self.namespace[name] = copy
+        mine = {
+            name: f
+            for name, f in [*((n, self.namespace.get(n)) for n in self.exports), *theirs.items()]
+            if isinstance(f, types.FunctionType) and f.__globals__ is self.namespace
+        }
+        if any(_global_names(f.__code__) & set(theirs) for f in mine.values()):
+            own = dict(self.namespace)
+            own.update(theirs)
+            for name, function in mine.items():
+                copy = types.FunctionType(
+                    function.__code__, own, function.__name__, function.__defaults__, function.__closure__
+                )
+                copy.__kwdefaults__, copy.__dict__ = function.__kwdefaults__, dict(function.__dict__)
+                copy.__doc__, copy.__annotations__ = function.__doc__, function.__annotations__
+                own[name] = copy
+                if name in self.exports:
+                    self.namespace[name] = copy
         _report({"restored": restored})
 
     def after_check(self, check_names: list[str]) -> None:
