@@ -1,9 +1,9 @@
 """Domain- and task-adaptive pretraining (DAPT / TAPT; Gururangan et al., 2020): keep training a pretrained masked
 language model on text of the target domain (DAPT) or of the task itself (TAPT), then fine-tune it as usual.
 
-The pieces lesson 05 reuses: the SciBERT classification tasks with their label sets checked, corpora cut to the same
-number of tokens (a fair wrong-domain control), continued MLM training on a copy of a model, and a classifier on an
-MLM's encoder.
+The pieces lesson 05 reuses: the SciBERT classification tasks with their label sets checked, corpora shuffled or cut
+to a number of sentences, continued MLM training on a copy of a model, and a classifier on an MLM's encoder (cutting
+two corpora to the same number of tokens is the lesson's Exercise 1, so it is not here).
 Corpora become MLM blocks with ``packing.corpus_blocks``; selective fine-tuning is ``training.train_only``. Lesson 06
 reuses ``continue_pretraining`` to teach a model facts, and lesson 08 ``classifier`` for its [CLS] head.
 """
@@ -11,9 +11,8 @@ reuses ``continue_pretraining`` to teach a model facts, and lesson 08 ``classifi
 from __future__ import annotations
 
 import copy
-import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -58,30 +57,6 @@ def sample_texts(texts: Sequence[str], n: int, seed: int = 0) -> list[str]:
     if not isinstance(n, int) or not 1 <= n <= len(texts):
         raise ValueError(f"Cannot draw n={n!r} texts from a corpus of {len(texts)}. Accepted: 1 to {len(texts)}.")
     return random.Random(seed).sample(texts, n)
-
-
-def equal_tokens(
-    a: Sequence[str], b: Sequence[str], count_tokens: Callable[[str], int], seed: int = 0
-) -> tuple[list[str], list[str]]:
-    """Two corpora cut to the same amount of text *in tokens*, whole sentences only (lesson 05, Exercise 1).
-
-    Each corpus is shuffled with :func:`sample_texts`; the one with more tokens in all (``count_tokens`` per text,
-    e.g. ``lambda t: len(tokenizer.tokenize(t))``) is cut to the shortest prefix that holds at least as many tokens
-    as the other, which comes back whole. The totals then differ by less than one sentence. Equal sentence counts are
-    not equal text: a domain of long sentences, or of words the vocabulary splits into many pieces, would give its
-    model more to read.
-    """
-    shuffled = [sample_texts(texts, len(texts), seed) for texts in (a, b)]
-    lengths = [[count_tokens(text) for text in texts] for texts in shuffled]
-    if any(n <= 0 for counts in lengths for n in counts):
-        raise ValueError("count_tokens gave a text no tokens; remove empty texts first (every text must count >= 1)")
-    budget = min(sum(counts) for counts in lengths)
-    cut = []
-    for texts, counts in zip(shuffled, lengths):
-        running = itertools.accumulate(counts)
-        keep = next(i + 1 for i, total in enumerate(running) if total >= budget)
-        cut.append(texts[:keep])
-    return cut[0], cut[1]
 
 
 def continue_pretraining(

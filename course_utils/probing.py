@@ -4,15 +4,13 @@
   (Tenney et al., 2019 probe layer by layer); cache it once per model and train every probe on the cache.
 - ``linear_probe`` / ``mlp_probe`` / ``ScalarMixProbe`` are the probes; ``fit_probe`` trains any of them, and
   ``probe_accuracy`` scores it on held-out words.
-- ``control_task`` gives every word type a random but fixed label drawn from the task's label distribution
-  (Hewitt & Liang, 2019): a probe that does well on it memorises word types instead of reading the representation.
-  Selectivity = task accuracy - control accuracy.
+- The control task (Hewitt & Liang, 2019: every word type a random but fixed label drawn from the task's label
+  distribution) is the lesson's Exercise 1, so it is not here; selectivity = task accuracy - control accuracy.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -163,20 +161,6 @@ def probe_accuracy(probe: nn.Module, features: torch.Tensor, labels: torch.Tenso
         for s in range(0, features.shape[0], batch_size)
     )
     return correct / features.shape[0]
-
-
-def control_task(words: Iterable[str], labels: Sequence[int], seed: int = 0) -> dict[str, int]:
-    """Hewitt & Liang's control task: each word type in ``words`` gets a label drawn at random from the empirical
-    distribution of ``labels`` (the real task's training labels), the same label every time the type occurs.
-    Pass the words of every split, so held-out words get a label too. Deterministic for a ``seed``."""
-    counts = Counter(int(x) for x in labels)
-    if not counts:
-        raise ValueError("control_task needs the task's labels to copy their distribution.")
-    values = np.array(sorted(counts))
-    p = np.array([counts[v] for v in values], dtype=float)
-    types = sorted(set(words))
-    drawn = np.random.default_rng(seed).choice(values, size=len(types), p=p / p.sum())
-    return dict(zip(types, drawn.tolist()))
 
 
 def majority_accuracy(train_labels: torch.Tensor, eval_labels: torch.Tensor) -> float:

@@ -1149,11 +1149,14 @@ def test_a_rubric_can_live_in_the_appendix_section_its_cell_links_to(tmp_path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_every_written_answer_in_the_course_has_a_rubric_in_its_appendix(path):
+def test_every_written_answer_in_the_course_has_a_rubric_in_the_instructor_only_rubrics(path):
+    """The rubrics live in notebooks/rubrics/ (never released, not on the students' site; issue 54), not in the
+    public appendices."""
     nb = nbformat.read(path, 4)
     for written in find_written_answers(nb, path.stem, path.parent):
         cell = nb.cells[written.index].source
-        assert "](appendix/" in cell and len(cell.split()) <= 12, f"{written.name}: the cell should only link"
+        assert f"](rubrics/{path.stem}.md#" in cell and len(cell.split()) <= 12, f"{written.name}: the cell should link"
+        assert "## Rubric" not in (path.parent / "appendix" / f"{path.stem}.md").read_text()
         assert "1 point" in written.rubric and "not beside" not in written.rubric, written.rubric
 
 

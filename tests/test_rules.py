@@ -112,3 +112,26 @@ def test_the_exercise_carries_its_rules_and_its_reference_must_keep_them():
     looped = "def f(x):\n    ### BEGIN SOLUTION\n    return [v for v in x]\n    ### END SOLUTION"
     with pytest.raises(ExerciseError, match="breaks its own rule: no loops"):
         find_exercises(_notebook(looped, [{"rule": "no loops", "loops": True}]), "nb")
+
+
+def test_no_function_of_course_utils_is_named_like_an_exercise_s_answer():
+    """A student imports course_utils: a helper that is an exercise's solution would let them skip it (issue 54).
+    Helpers doing the same job under another name are refused by the exercise's forbid rule instead."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    defined = {
+        node.name: path.relative_to(root).as_posix()
+        for path in (root / "course_utils").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
+    }
+    clashes = [
+        f"{exercise.column}: {name} is defined in {defined[name]}"
+        for path in sorted((root / "notebooks").glob("[0-9]*.ipynb"))
+        for exercise in find_exercises(nbformat.read(path, 4), path.stem)
+        for name in exercise.exports
+        if name in defined
+    ]
+    assert clashes == []

@@ -24,15 +24,13 @@ def test_a_lesson_lists_the_helpers_it_imports_or_calls_through_a_module():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%pip install nothing\nfrom course_utils.masking import mask_tokens"),
-        nbformat.v4.new_code_cell(
-            "from course_utils import claim, adaptation\nx = adaptation.equal_tokens([], [], len)"
-        ),
+        nbformat.v4.new_code_cell("from course_utils import claim, adaptation\nx = adaptation.sample_texts([], 1)"),
         nbformat.v4.new_code_cell("import numpy as np\nfrom transformers import AutoModel"),
         nbformat.v4.new_markdown_cell("from course_utils.cloze import fill_mask  (prose, not code)"),
     ]
     assert [h.name for h in helpers_used(nb)] == [
         "course_utils.adaptation",
-        "course_utils.adaptation.equal_tokens",
+        "course_utils.adaptation.sample_texts",
         "course_utils.claims.claim",  # where it is defined, not where it was imported from
         "course_utils.masking.mask_tokens",
     ]
