@@ -43,7 +43,7 @@ def _resolve(module: ModuleType, attribute: str) -> Helper | None:
 def helpers_used(nb: Any) -> list[Helper]:
     """The ``course_utils`` functions, classes and modules a notebook's code cells import or call through a module
     (``from course_utils.masking import mask_tokens``; ``from course_utils import adaptation`` then
-    ``adaptation.equal_tokens``), each once, sorted by name."""
+    ``adaptation.sample_texts``), each once, sorted by name."""
     found: dict[str, Helper] = {}
     modules: dict[str, ModuleType] = {}  # names bound to course_utils modules, from any earlier cell
     for cell in nb.cells:
