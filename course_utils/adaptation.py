@@ -11,8 +11,9 @@ reuses ``continue_pretraining`` to teach a model facts, and lesson 08 ``classifi
 from __future__ import annotations
 
 import copy
+import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -57,6 +58,29 @@ def sample_texts(texts: Sequence[str], n: int, seed: int = 0) -> list[str]:
     if not isinstance(n, int) or not 1 <= n <= len(texts):
         raise ValueError(f"Cannot draw n={n!r} texts from a corpus of {len(texts)}. Accepted: 1 to {len(texts)}.")
     return random.Random(seed).sample(texts, n)
+
+
+def equal_token_corpora(
+    a: Sequence[str], b: Sequence[str], count_tokens: Callable[[str], int], seed: int = 0
+) -> tuple[list[str], list[str]]:
+    """Two corpora cut to the same amount of text *in tokens*, whole sentences only (lesson 05; its Exercise 1 writes
+    this as ``equal_tokens``, and the lesson runs on this copy so a student stuck there can go on).
+
+    Each corpus is shuffled with :func:`sample_texts`; the one with more tokens in all
+    (``count_tokens`` per text, e.g. ``lambda t: len(tokenizer.tokenize(t))``) is cut to the shortest prefix that holds
+    at least as many tokens as the other, which comes back whole. The totals then differ by less than one sentence.
+    """
+    shuffled = [sample_texts(texts, len(texts), seed) for texts in (a, b)]
+    lengths = [[count_tokens(text) for text in texts] for texts in shuffled]
+    if any(n <= 0 for counts in lengths for n in counts):
+        raise ValueError("count_tokens gave a text no tokens; remove empty texts first (every text must count >= 1)")
+    budget = min(sum(counts) for counts in lengths)
+    cut = []
+    for texts, counts in zip(shuffled, lengths):
+        running = itertools.accumulate(counts)
+        keep = next(i + 1 for i, total in enumerate(running) if total >= budget)
+        cut.append(texts[:keep])
+    return cut[0], cut[1]
 
 
 def continue_pretraining(

@@ -87,3 +87,14 @@ def test_first_cell_installs_the_release_only_where_the_course_is_missing():
     ((magic, line),) = _run_first_cell(course_installed=False)
     release = colab_links.release(ROOT)
     assert magic == "pip" and line.startswith("install --quiet") and f"@{release.tag}" in line
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_each_notebook_is_stored_as_nbformat_writes_it(path):
+    """Sorted keys and nbformat's indentation, so a tool that rewrites a notebook (sync, refresh) changes only what it
+    means to. A script that edits metadata with plain json writes keys in its own order: rewrite with nbformat."""
+    text = path.read_text(encoding="utf-8")
+    assert nbformat.writes(nbformat.reads(text, as_version=4)).rstrip("\n") == text.rstrip("\n"), (
+        f'{path.name} is not stored as nbformat writes it; run: python -c "import nbformat as n; '
+        f"n.write(n.read('{path.relative_to(ROOT)}', 4), '{path.relative_to(ROOT)}')\""
+    )
