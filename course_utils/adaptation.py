@@ -11,7 +11,6 @@ reuses ``continue_pretraining`` to teach a model facts, and lesson 08 ``classifi
 from __future__ import annotations
 
 import copy
-import itertools
 import random
 from collections.abc import Callable, Sequence
 
@@ -70,17 +69,14 @@ def equal_token_corpora(
     (``count_tokens`` per text, e.g. ``lambda t: len(tokenizer.tokenize(t))``) is cut to the shortest prefix that holds
     at least as many tokens as the other, which comes back whole. The totals then differ by less than one sentence.
     """
-    shuffled = [sample_texts(texts, len(texts), seed) for texts in (a, b)]
-    lengths = [[count_tokens(text) for text in texts] for texts in shuffled]
-    if any(n <= 0 for counts in lengths for n in counts):
+    corpora = [sample_texts(texts, len(texts), seed) for texts in (a, b)]
+    sizes = [torch.tensor([count_tokens(text) for text in corpus], dtype=torch.long) for corpus in corpora]
+    if any(bool((n <= 0).any()) for n in sizes):
         raise ValueError("count_tokens gave a text no tokens; remove empty texts first (every text must count >= 1)")
-    budget = min(sum(counts) for counts in lengths)
-    cut = []
-    for texts, counts in zip(shuffled, lengths):
-        running = itertools.accumulate(counts)
-        keep = next(i + 1 for i, total in enumerate(running) if total >= budget)
-        cut.append(texts[:keep])
-    return cut[0], cut[1]
+    running = [n.cumsum(0) for n in sizes]  # tokens in the first 1, 2, ... sentences
+    budget = min(int(r[-1]) for r in running)
+    # the first prefix whose running total reaches the budget; the smaller corpus's is its whole length
+    return tuple(corpus[: int(torch.searchsorted(r, budget)) + 1] for corpus, r in zip(corpora, running))
 
 
 def continue_pretraining(

@@ -61,9 +61,9 @@ def test_a_link_to_a_file_the_site_does_not_render_goes_to_github(tmp_path):
     (source / "notebooks").mkdir()
     (source / "notebooks" / "01.ipynb").write_text("")
     text = "[a](a.md#top) [n](../../notebooks/01.ipynb) [x](../../tools/x.py#L3) [w](https://e.org) [g](missing.md)"
-    out = rewrite_links(text, Path("docs/guide/page.md"), source, root, "https://github.com/o/r")
+    out = rewrite_links(text, Path("docs/guide/page.md"), source, root, "https://github.com/o/r", "v1.0")
     assert out == (
-        "[a](a.md#top) [n](../../notebooks/01.ipynb) [x](https://github.com/o/r/blob/tools/x.py#L3) "
+        "[a](a.md#top) [n](../../notebooks/01.ipynb) [x](https://github.com/o/r/blob/v1.0/tools/x.py#L3) "
         "[w](https://e.org) [g](missing.md)"
     )
 

@@ -82,3 +82,42 @@ def test_it_refuses_a_folder_that_is_not_empty(tmp_path):
     (tmp_path / "old.txt").write_text("x")
     with pytest.raises(ExerciseError, match="not an empty folder"):
         build_student_repository(tmp_path, PUBLICATION)
+
+
+def test_the_students_site_builds_from_it_with_the_lessons_outputs_and_no_way_back_to_the_course(tree, tmp_path):
+    """`python -m course_tools.site build --from TREE`: the sources Sphinx renders (lessons, downloads, appendices,
+    home page) come from the student repository, with the executed lessons' outputs outside the exercises."""
+    from course_tools.grading.leaks import secrets_of
+    from course_tools.site.build import copy_pages, index_page, write_lessons
+
+    source = tmp_path / "src"
+    write_lessons(ROOT, source, ROOT / "notebooks", solutions=False, students=tree)
+    copy_pages(tree, source, "https://github.com/a-school/bert-2027", "spring", solutions=False)
+    (source / "index.md").write_text(index_page(tree, source))
+    page = nbformat.read(source / "notebooks" / "01_masking.ipynb", 4)
+    code = [c for c in page.cells if c.cell_type == "code"]
+    assert "course-utils @ git+https://github.com/a-school/bert-2027@spring" in code[0].source
+    assert "colab.research.google.com/github/a-school/bert-2027/blob/spring/notebooks/01_masking.ipynb" in (
+        page.cells[0].source
+    )
+    assert sum(bool(c.outputs) for c in code) > len(code) // 2, "the lesson's outputs are shown"
+    download = nbformat.read(source / "downloads" / "01_masking.ipynb", 4)
+    assert all(not c.outputs for c in download.cells if c.cell_type == "code")
+    secrets = {
+        p.name: secrets_of(nbformat.read(p, 4), p.stem, p.parent, course_release().badge_url(""))
+        for p in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+    }
+    assert check_tree(source, secrets, course_release().repository) == []
+    assert "a-school/bert-2027" in (source / "index.md").read_text() or "exercises" in (source / "index.md").read_text()
+
+
+def test_the_students_site_refuses_a_repository_released_from_other_lessons(tree, tmp_path):
+    from course_tools.site.build import write_lessons
+
+    other = tmp_path / "other"
+    (other / "notebooks").mkdir(parents=True)
+    nb = nbformat.read(tree / "notebooks" / "01_masking.ipynb", 4)
+    nb.cells = nb.cells[:-1]
+    nbformat.write(nb, other / "notebooks" / "01_masking.ipynb")
+    with pytest.raises(ValueError, match="01_masking: the student notebook's cells do not match"):
+        write_lessons(ROOT, tmp_path / "src", ROOT / "notebooks", solutions=False, students=other)

@@ -25,6 +25,15 @@ def main(argv: list[str] | None = None) -> int:
         "committed in docs/results/)",
     )
     make.add_argument("--notebooks", type=Path, default=None, help="executed notebooks (default build/notebooks/)")
+    make.add_argument(
+        "--from",
+        dest="students",
+        type=Path,
+        default=None,
+        help="the students' site, from a student repository (python -m course_tools.grading student-repo): its "
+        "notebooks, appendices and README, every link pointing at it",
+    )
+    make.add_argument("--branch", default="main", help="with --from: the student repository's branch (default: main)")
     check = commands.add_parser("check", help="open the built site in headless Chromium and check every page")
     check.add_argument("--site", type=Path, default=Path("build/site"))
     check.add_argument("--out", type=Path, default=Path("build/site-check"))
@@ -34,7 +43,16 @@ def main(argv: list[str] | None = None) -> int:
         missing = [str(p) for p in reports or [] if not p.is_file()]
         if missing:
             parser.error(f"no such report: {', '.join(missing)} (make course writes build/course-report.json)")
-        home = build(args.out, solutions=args.solutions, reports=reports, executed=args.notebooks)
+        if args.students is not None and args.solutions:
+            parser.error("--from builds the students' site: it cannot show --solutions")
+        home = build(
+            args.out,
+            solutions=args.solutions,
+            reports=reports,
+            executed=args.notebooks,
+            students=args.students,
+            branch=args.branch,
+        )
         print(f"site: {home}")
         return 0
     from .check import check_site

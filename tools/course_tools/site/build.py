@@ -67,9 +67,10 @@ def mathjax_folder() -> Path | None:
     return folder if (folder / "tex-chtml.js").is_file() else None
 
 
-def rewrite_links(text: str, page: Path, source: Path, root: Path, github: str) -> str:
+def rewrite_links(text: str, page: Path, source: Path, root: Path, github: str, ref: str) -> str:
     """Relative links in ``text`` (a page at ``page``, relative to the checkout) that reach a file the site does not
-    render become links to the file on GitHub; links to pages the site has, anchors and URLs stay."""
+    render become links to the file on GitHub at ``ref`` (a tag or branch); links to pages the site has, anchors and
+    URLs stay."""
 
     def fix(match: re.Match) -> str:
         target = match.group("target")
@@ -84,23 +85,36 @@ def rewrite_links(text: str, page: Path, source: Path, root: Path, github: str) 
             return match.group(0)
         if resolved.exists():
             kind = "tree" if resolved.is_dir() else "blob"
-            return f"{match.group(1)}{github}/{kind}/{relative.as_posix()}{match.group('anchor') or ''})"
+            return f"{match.group(1)}{github}/{kind}/{ref}/{relative.as_posix()}{match.group('anchor') or ''})"
         return match.group(0)
 
     return LINK.sub(fix, text)
 
 
-def write_lessons(root: Path, source: Path, executed: Path, solutions: bool) -> dict[str, list]:
-    """Each lesson page (and its student notebook for download) into ``source``; the helpers each uses."""
+def write_lessons(
+    root: Path, source: Path, executed: Path, solutions: bool, students: Path | None = None
+) -> dict[str, list]:
+    """Each lesson page (and its student notebook for download) into ``source``; the helpers each uses. With
+    ``students`` (a student repository), the pages and downloads are that repository's notebooks, with the executed
+    lessons' outputs outside the exercises."""
     helpers = {}
     (source / "notebooks").mkdir(parents=True, exist_ok=True)
     (source / "downloads").mkdir(parents=True, exist_ok=True)
     for path in sorted((root / "notebooks").glob("[0-9]*.ipynb")):
         ran = executed / path.name if (executed / path.name).is_file() else path
         nb = nbformat.read(ran, as_version=4)
-        nbformat.write(release_notebook(nb, path.stem), source / "downloads" / path.name)  # outputs cleared
+        theirs = None
+        if students is not None:
+            if not (students / "notebooks" / path.name).is_file():
+                raise FileNotFoundError(f"the student repository {students} has no notebooks/{path.name}")
+            theirs = nbformat.read(students / "notebooks" / path.name, as_version=4)
+        download = theirs if theirs is not None else release_notebook(nb, path.stem)
+        for cell in download.cells:  # a download starts with no outputs
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nbformat.write(download, source / "downloads" / path.name)
         helpers[path.stem] = helpers_used(nb)
-        shown = nb if solutions else student_page(nb, path.stem)
+        shown = nb if solutions else student_page(nb, path.stem, theirs)
         page = with_links(shown, helpers[path.stem], f"../downloads/{path.name}")
         nbformat.write(page, source / "notebooks" / path.name)
     return helpers
@@ -113,8 +127,9 @@ def without_rubrics(text: str) -> str:
     return "".join(s for s in sections if not s.startswith("## Rubric:")).rstrip() + "\n"
 
 
-def copy_pages(root: Path, source: Path, github: str, solutions: bool) -> None:
-    """The appendices (without rubrics unless ``solutions``) and the docs, links rewritten (:func:`rewrite_links`)."""
+def copy_pages(root: Path, source: Path, github: str, ref: str, solutions: bool) -> None:
+    """The appendices (without rubrics unless ``solutions``) and the docs of ``root`` (the checkout, or a student
+    repository), links rewritten (:func:`rewrite_links`)."""
     appendices = sorted((root / "notebooks" / "appendix").glob("*.md"))
     rubrics = sorted((root / "notebooks" / "rubrics").glob("*.md")) if solutions else []  # instructor-only
     pages = [*appendices, *rubrics, *sorted((root / "docs").rglob("*.md"))]
@@ -126,12 +141,12 @@ def copy_pages(root: Path, source: Path, github: str, solutions: bool) -> None:
     for page in pages:
         relative = page.relative_to(root)
         text = (source / relative).read_text(encoding="utf-8")
-        (source / relative).write_text(rewrite_links(text, relative, source, root, github), encoding="utf-8")
+        (source / relative).write_text(rewrite_links(text, relative, source, root, github, ref), encoding="utf-8")
     for nb_path in sorted((source / "notebooks").glob("*.ipynb")):
         nb = nbformat.read(nb_path, as_version=4)
         for cell in nb.cells:
             if cell.cell_type == "markdown":
-                cell.source = rewrite_links(cell.source, nb_path.relative_to(source), source, root, github)
+                cell.source = rewrite_links(cell.source, nb_path.relative_to(source), source, root, github, ref)
         nbformat.write(nb, nb_path)
 
 
@@ -180,26 +195,41 @@ def build(
     reports: list[Path] | None = None,
     executed: Path | None = None,
     quiet: bool = True,
+    students: Path | None = None,
+    branch: str = "main",
 ) -> Path:
-    """Build the site into ``out`` (its Sphinx sources beside it, in ``<out>-src``); the path of its home page."""
+    """Build the site into ``out`` (its Sphinx sources beside it, in ``<out>-src``); the path of its home page.
+
+    ``students``: a student repository (``python -m course_tools.grading student-repo``) to build the students' site
+    from: its notebooks (with the executed lessons' outputs outside the exercises), appendices and README, every link
+    and the repository button pointing at it, at ``branch``. Without it, the site is the course's own, its links at
+    the release's tag."""
     root = repo_root()
     if root is None:
         raise FileNotFoundError("the site is built from a checkout of the course (pyproject.toml, notebooks/)")
+    if students is not None and solutions:
+        raise ValueError("a student repository's site has no solutions: build the instructor's site without --from")
+    if students is not None and not (Path(students) / "pyproject.toml").is_file():
+        raise FileNotFoundError(
+            f"{students} is not a student repository (no pyproject.toml): build one with "
+            "python -m course_tools.grading student-repo OUT --students-repo OWNER/NAME"
+        )
     out = Path(out).resolve()  # sphinx runs in the checkout: a relative path would mean another folder there
     source = Path(f"{out}-src")
     shutil.rmtree(source, ignore_errors=True)
     source.mkdir(parents=True)
-    rel = release(root)
-    github = f"https://github.com/{rel.repository}"
-    helpers = write_lessons(root, source, Path(executed or root / "build" / "notebooks"), solutions)
-    copy_pages(root, source, github, solutions)
+    pages = Path(students).resolve() if students is not None else root
+    rel = release(pages)
+    github, ref = f"https://github.com/{rel.repository}", (branch if students is not None else rel.tag)
+    helpers = write_lessons(root, source, Path(executed or root / "build" / "notebooks"), solutions, students and pages)
+    copy_pages(pages, source, github, ref, solutions)
     write_api(source, helpers)
     (source / "results").mkdir()
     committed = False
     if reports is None:
         reports, committed = default_reports(root)
     (source / "results" / "index.md").write_text(results_page(list(reports), source / "results", committed))
-    (source / "index.md").write_text(index_page(root, source), encoding="utf-8")
+    (source / "index.md").write_text(index_page(pages, source), encoding="utf-8")
     mathjax = mathjax_folder()
     (source / "_static_extra").mkdir()
     (source / "_static_extra" / "favicon.svg").write_text(FAVICON, encoding="utf-8")

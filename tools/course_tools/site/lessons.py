@@ -71,16 +71,23 @@ def helpers_used(nb: Any) -> list[Helper]:
     return sorted(found.values(), key=lambda h: h.name)
 
 
-def student_page(executed: Any, name: str) -> Any:
+def student_page(executed: Any, name: str, released: Any | None = None) -> Any:
     """The released notebook (nbgrader's stubs in the solution cells, hidden tests gone) with the executed outputs
     put back on every cell that is not part of an exercise; an exercise's cells show no output, which would give
-    the answer away."""
-    student = release_notebook(executed, name)
-    for released, ran in zip(student.cells, executed.cells, strict=True):
+    the answer away. ``released``: the student notebook to show instead of releasing ``executed`` here (a student
+    repository's, whose badges and install line point at that repository); it must have the same cells."""
+    student = copy.deepcopy(released) if released is not None else release_notebook(executed, name)
+    kinds = lambda nb: [c.cell_type for c in nb.cells]  # noqa: E731
+    if kinds(student) != kinds(executed):
+        raise ValueError(
+            f"{name}: the student notebook's cells do not match the executed lesson's ({len(student.cells)} against "
+            f"{len(executed.cells)}); release the student repository from the same commit the lessons ran at"
+        )
+    for released_cell, ran in zip(student.cells, executed.cells, strict=True):
         meta = nbgrader_meta(ran)
         if ran.cell_type == "code" and not meta.get("solution") and not meta.get("grade"):
-            released.outputs = copy.deepcopy(ran.get("outputs", []))
-            released.execution_count = ran.get("execution_count")
+            released_cell.outputs = copy.deepcopy(ran.get("outputs", []))
+            released_cell.execution_count = ran.get("execution_count")
     return student
 
 
