@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -57,26 +57,6 @@ def sample_texts(texts: Sequence[str], n: int, seed: int = 0) -> list[str]:
     if not isinstance(n, int) or not 1 <= n <= len(texts):
         raise ValueError(f"Cannot draw n={n!r} texts from a corpus of {len(texts)}. Accepted: 1 to {len(texts)}.")
     return random.Random(seed).sample(texts, n)
-
-
-def equal_token_corpora(
-    a: Sequence[str], b: Sequence[str], count_tokens: Callable[[str], int], seed: int = 0
-) -> tuple[list[str], list[str]]:
-    """Two corpora cut to the same amount of text *in tokens*, whole sentences only (lesson 05; its Exercise 1 writes
-    this as ``equal_tokens``, and the lesson runs on this copy so a student stuck there can go on).
-
-    Each corpus is shuffled with :func:`sample_texts`; the one with more tokens in all
-    (``count_tokens`` per text, e.g. ``lambda t: len(tokenizer.tokenize(t))``) is cut to the shortest prefix that holds
-    at least as many tokens as the other, which comes back whole. The totals then differ by less than one sentence.
-    """
-    corpora = [sample_texts(texts, len(texts), seed) for texts in (a, b)]
-    sizes = [torch.tensor([count_tokens(text) for text in corpus], dtype=torch.long) for corpus in corpora]
-    if any(bool((n <= 0).any()) for n in sizes):
-        raise ValueError("count_tokens gave a text no tokens; remove empty texts first (every text must count >= 1)")
-    running = [n.cumsum(0) for n in sizes]  # tokens in the first 1, 2, ... sentences
-    budget = min(int(r[-1]) for r in running)
-    # the first prefix whose running total reaches the budget; the smaller corpus's is its whole length
-    return tuple(corpus[: int(torch.searchsorted(r, budget)) + 1] for corpus, r in zip(corpora, running))
 
 
 def continue_pretraining(

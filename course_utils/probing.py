@@ -10,8 +10,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -168,18 +167,3 @@ def majority_accuracy(train_labels: torch.Tensor, eval_labels: torch.Tensor) -> 
     """Accuracy of always answering the most frequent training label."""
     top = int(torch.bincount(train_labels).argmax())
     return float((eval_labels == top).float().mean())
-
-
-def control_task(words: Iterable[str], labels: Sequence[int], seed: int = 0) -> dict[str, int]:
-    """Hewitt & Liang's control task (lesson 06; its Exercise 1 writes this as ``control_labels``, and the
-    lesson runs on this copy): each word type in ``words`` gets a label drawn at random
-    from the empirical distribution of ``labels`` (the real task's training labels), the same label every time the
-    type occurs. Pass the words of every split, so held-out words get a label too. Deterministic for a ``seed``."""
-    counts = Counter(int(x) for x in labels)
-    if not counts:
-        raise ValueError("control_task needs the task's labels to copy their distribution.")
-    values = np.array(sorted(counts))
-    p = np.array([counts[v] for v in values], dtype=float)
-    types = sorted(set(words))
-    drawn = np.random.default_rng(seed).choice(values, size=len(types), p=p / p.sum())
-    return dict(zip(types, drawn.tolist()))

@@ -195,7 +195,7 @@ def test_probes_learn_a_readable_signal_and_not_noise():
 
 
 def test_control_task_is_fixed_per_type_and_copies_the_label_distribution():
-    from course_utils.probing import control_task
+    from course_tools.exercise_reference import control_task  # lesson 06's Exercise 1, kept out of course_utils
 
     words = [f"w{i}" for i in range(6000)]
     labels = [0] * 6000 + [1] * 3000 + [2] * 1000  # 60 / 30 / 10 %

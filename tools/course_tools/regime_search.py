@@ -24,13 +24,15 @@ import numpy as np
 import torch
 from transformers import BertForMaskedLM
 
-from course_utils.adaptation import classifier, continue_pretraining, equal_token_corpora, load_task
+from course_utils.adaptation import classifier, continue_pretraining, load_task
 from course_utils.finetuning import fine_tune, predict
 from course_utils.metrics import load_metric
 from course_utils.packing import corpus_blocks
 from course_utils.resources import load_dataset, load_model, load_tokenizer
 from course_utils.session import setup
 from course_utils.training import train_only
+
+from .exercise_reference import equal_tokens
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
         """Lesson 05's two DAPT models, made once each, exactly as the lesson makes them (seed 0)."""
         if which not in dapt_models:
             if which == "section 2":
-                texts = equal_token_corpora(
+                texts = equal_tokens(
                     list(biomed["train"]["text"]),
                     list(cs["train"]["text"]),
                     lambda t: len(tokenizer.tokenize(t)),
