@@ -11,7 +11,7 @@ from course_tools.grading.rules import Rule, broken, read_rules
 NO_CAST = Rule("round with bit operations, not a cast to bfloat16", forbid=("bfloat16",))
 NO_LOOPS = Rule("no Python loops", loops=True)
 PREDICTION = Rule("my_prediction is written down before you measure", literal=("my_prediction",))
-HELPER = Rule("write it yourself, not with the course's helper", forbid=("adaptation.equal_token_corpora",))
+HELPER = Rule("write it yourself, not with the course's helper", forbid=("adaptation.equal_tokens",))
 
 
 @pytest.mark.parametrize(
@@ -67,8 +67,8 @@ def test_a_written_down_prediction_keeps_the_rule(code):
 
 
 def test_a_course_helper_is_refused_by_its_module_and_name_and_an_own_function_is_not():
-    assert broken("n = course_utils.adaptation.equal_token_corpora(a, b)", (HELPER,)) == [HELPER.rule]
-    assert broken("from course_utils.adaptation import equal_token_corpora", (HELPER,)) == [HELPER.rule]
+    assert broken("n = course_utils.adaptation.equal_tokens(a, b)", (HELPER,)) == [HELPER.rule]
+    assert broken("from course_utils.adaptation import equal_tokens", (HELPER,)) == [HELPER.rule]
     assert broken("def equal_tokens(a, b):\n    return min(a, b)", (HELPER,)) == []
 
 

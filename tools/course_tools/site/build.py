@@ -108,10 +108,7 @@ def write_lessons(
             if not (students / "notebooks" / path.name).is_file():
                 raise FileNotFoundError(f"the student repository {students} has no notebooks/{path.name}")
             theirs = nbformat.read(students / "notebooks" / path.name, as_version=4)
-        download = theirs if theirs is not None else release_notebook(nb, path.stem)
-        for cell in download.cells:  # a download starts with no outputs
-            if cell.cell_type == "code":
-                cell.outputs, cell.execution_count = [], None
+        download = theirs if theirs is not None else release_notebook(nb, path.stem)  # both without outputs
         nbformat.write(download, source / "downloads" / path.name)
         helpers[path.stem] = helpers_used(nb)
         shown = nb if solutions else student_page(nb, path.stem, theirs)
