@@ -51,8 +51,10 @@ course: models
 # They run in LANES lanes (pytest-xdist), each on its own share of the cores, longest work first (conftest.py),
 # after the lessons whose claims time work on every core (07), which run alone first. LANES=0: all in one process.
 LANES ?= 2
-TEST_ENV := COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN)
+TEST_ENV := COURSE_PROFILE=quick HF_HUB_OFFLINE=1 COURSE_QUIET=1 COURSE_HUB_STANDIN=$(HUB_STANDIN) \
+            COURSE_TEST_TIMELINE=build/test-timeline.jsonl
 test: lint models
+	@mkdir -p build && rm -f build/test-timeline.jsonl
 	$(TEST_ENV) $(PY) -m pytest -m every_core notebooks
 	$(TEST_ENV) $(PY) -m pytest -m "not every_core" -n $(LANES) tests notebooks
 

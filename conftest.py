@@ -6,8 +6,10 @@ Notebook kernels started by nbval inherit this environment. ``$COURSE_DATA_DIR``
 else of ``../shared/data`` fails here as it would for a student. Fixtures live in tests/conftest.py.
 """
 
+import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -88,6 +90,25 @@ def pytest_xdist_make_scheduler(config, log):
 
     config.option.loadscopereorder = False
     return Units(config, log)
+
+
+def pytest_runtest_logreport(report):
+    """Where `make test` spends its time, lane by lane (`python -m course_tools.bench timeline`): where
+    $COURSE_TEST_TIMELINE names a file (the Makefile's `test` sets it), one line per test phase is appended to it: lane,
+    unit, seconds and when it ended."""
+    timeline = os.environ.get("COURSE_TEST_TIMELINE")
+    if not timeline or (report.when != "call" and report.duration < 0.5):
+        return
+    line = {
+        "lane": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "unit": unit_of(report.nodeid),
+        "test": report.nodeid,
+        "phase": report.when,
+        "seconds": round(report.duration, 3),
+        "end": time.time(),
+    }
+    with open(timeline, "a") as out:  # one short write per line: the lanes' lines do not interleave
+        out.write(json.dumps(line) + "\n")
 
 
 def unit_of(nodeid: str) -> str:

@@ -216,3 +216,23 @@ def test_the_gpu_lessons_bench_runs_one_workload_of_each_kind_on_a_cpu(capsys):
 
     drawn = examples(sst2, 50, lengths, 5000, False, np.random.default_rng(0))
     assert max(len(e["input_ids"]) for e in drawn) == sst2.max_length  # 300 is cut at 128
+
+
+def test_the_timeline_of_a_test_run_says_which_lane_stood_idle(tmp_path, capsys):
+    from course_tools.bench_timeline import report
+
+    lines = [
+        {"lane": "gw0", "unit": "notebooks/02.ipynb", "phase": "call", "seconds": 100.0, "end": 1100.0},
+        {"lane": "gw1", "unit": "tests/test_rehearsal.py::t[02]", "phase": "call", "seconds": 30.0, "end": 1030.0},
+        {"lane": "gw1", "unit": "tests/test_a.py", "phase": "call", "seconds": 20.0, "end": 1050.0},
+    ]
+    path = tmp_path / "timeline.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    found = report(path)
+    assert found["lanes"]["gw0"] == {"start": 1000.0, "end": 1100.0, "busy": 100.0}
+    assert found["lanes"]["gw1"]["busy"] == 50.0 and found["lanes"]["gw1"]["end"] == 1050.0
+    assert found["tiers"] == {"notebooks (nbval)": 100.0, "rehearsal": 30.0, "unit tests": 20.0}
+    assert "gw1          50       50                 50" in capsys.readouterr().out
+    path.write_text("")
+    with pytest.raises(ValueError, match="empty"):
+        report(path)

@@ -13,7 +13,8 @@
     python -m course_tools.bench gpu-profile  # on a GPU: where a bert-base MLM and SST-2 step goes (torch.profiler)
     python -m course_tools.bench gpu-lessons  # on a GPU: each lesson's full-profile training, peak memory and minutes
     python -m course_tools.bench compare A B  # two saved results (build/bench/<name>.json) side by side, B / A
-    make bench                                # all of the above
+    python -m course_tools.bench timeline     # where the last `make test` spent its time, lane by lane
+    make bench                                # all of the above but compare and timeline
 
 Each subcommand prints its measurements and exits 1 when a target is missed; ``mlm``, ``finetune`` and ``course`` also
 write their figures, with the device and versions, to ``build/bench/<name>.json`` (``--save-as`` names it). Each imports
@@ -600,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
             "gpu-profile",
             "all",
             "compare",
+            "timeline",
         ],
     )
     parser.add_argument("runs", nargs="*", help="compare: two saved results (names in build/bench, or .json files)")
@@ -653,6 +655,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--steps, --examples and --batch-size must be positive, --profile-steps at least 0")
     if (args.what == "compare") != bool(args.runs) or (args.what == "compare" and len(args.runs) != 2):
         parser.error("compare takes two saved results, e.g. `compare mlm mlm-before`; the other benches take none")
+    if args.what == "timeline":
+        from .bench_timeline import report
+
+        try:
+            report()
+        except (FileNotFoundError, ValueError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        return 0
     if args.what == "compare":
         try:
             compare(*args.runs)
