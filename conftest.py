@@ -95,19 +95,21 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_runtest_logreport(report):
     """Where `make test` spends its time, lane by lane (`python -m course_tools.bench timeline`): where
     $COURSE_TEST_TIMELINE names a file (the Makefile's `test` sets it), one line per test phase is appended to it: lane,
-    unit, seconds and when it ended."""
+    unit, seconds and when it ended. Under xdist only the controller writes, for every lane (a lane's reports reach it
+    with their worker), so no two processes write to the file."""
     timeline = os.environ.get("COURSE_TEST_TIMELINE")
-    if not timeline or (report.when != "call" and report.duration < 0.5):
+    if not timeline or os.environ.get("PYTEST_XDIST_WORKER") or (report.when != "call" and report.duration < 0.5):
         return
+    node = getattr(report, "node", None)  # set on the reports the controller receives from a lane
     line = {
-        "lane": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "lane": node.gateway.id if node is not None else "main",
         "unit": unit_of(report.nodeid),
         "test": report.nodeid,
         "phase": report.when,
         "seconds": round(report.duration, 3),
         "end": time.time(),
     }
-    with open(timeline, "a") as out:  # one short write per line: the lanes' lines do not interleave
+    with open(timeline, "a") as out:
         out.write(json.dumps(line) + "\n")
 
 
