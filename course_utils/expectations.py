@@ -175,7 +175,7 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "warmup gain at a high learning rate": expect(
             ">=", quick=0.05, full=0.05, why="warmup should be what makes the high learning rate usable"
         ),
-        "pretraining's lead on the small set minus its lead on the main run's": expect(
+        "fine-tuned encoder's lead over word counts, small set minus main run": expect(
             ">=",
             quick=0.03,
             full=0.03,
@@ -183,6 +183,12 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         ),
         "grouped over fixed-length batches, training speed": expect(
             ">=", quick=1.3, full=1.3, why="dynamic, length-grouped batches should be clearly faster"
+        ),
+        "grouped over plain dynamic batches, training speed": expect(
+            ">=",
+            quick=1.2,
+            why="grouping by length should cut the positions computed (69 % padding to 28 %) and so the time; on a "
+            "GPU, short batches cost about the same whatever their length, so the full profile only records it",
         ),
     },
     # ---- 03b · sentence pairs and embeddings
@@ -285,7 +291,11 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             ">=", quick=0.1, full=0.1, why="DAPT should cut the in-domain loss by at least 10 %"
         ),
         "DAPT's biomedical gain over the control's": expect(
-            ">", quick=0.0, full=0.0, why="the wrong-domain control should help the in-domain loss less than DAPT"
+            ">",
+            quick=0.3,
+            full=0.0,
+            why="the wrong-domain control should help the in-domain loss less than DAPT (quick: by 0.3 nats or more; "
+            "full: by any margin)",
         ),
         "DAPT's ChemProt gain over the general model": expect(
             ">",
@@ -295,11 +305,18 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             why="DAPT should help the task once the model is large enough to use the domain's text (not expected of"
             " the quick profile's 2-layer model: section 4's text says why)",
         ),
-        "{name}: mean micro-F1 above the majority class": expect(
-            ">", quick=0.1, full=0.1, why="{name}: should beat the majority class"
+        "lowest mean micro-F1 of any start, minus the majority class": expect(
+            ">", quick=0.1, full=0.1, why="every starting model, adapted or not, should beat the majority class"
         ),
-        "{name}: worst seed above the majority class": expect(
-            ">", quick=0.02, full=0.05, why="{name}: every seed should beat the majority class"
+        "worst seed of any start, minus the majority class": expect(
+            ">", quick=0.02, full=0.05, why="every seed of every starting model should beat the majority class"
+        ),
+        "DAPT's ChemProt gain over the general model, as a share of the two seed spreads added": expect(
+            "<",
+            quick=1.0,
+            why="the text says the quick profile's 2-layer model shows no clear gain when every weight fine-tunes: "
+            "the gain stays within the two seed spreads (the full profile expects a gain instead: \"DAPT's ChemProt "
+            'gain over the general model")',
         ),
         "DAPT's ChemProt gain with only the top layer trained, fresh seeds, test split": expect(
             ">",
