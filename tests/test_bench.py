@@ -232,7 +232,7 @@ def test_the_timeline_of_a_test_run_says_which_lane_stood_idle(tmp_path, capsys)
     assert found["lanes"]["gw0"] == {"start": 1000.0, "end": 1100.0, "busy": 100.0}
     assert found["lanes"]["gw1"]["busy"] == 50.0 and found["lanes"]["gw1"]["end"] == 1050.0
     assert found["tiers"] == {"notebooks (nbval)": 100.0, "rehearsal": 30.0, "unit tests": 20.0}
-    assert "gw1          50       50                 50" in capsys.readouterr().out
+    assert "gw1          50       50                  50" in capsys.readouterr().out
     path.write_text("")
     with pytest.raises(ValueError, match="empty"):
         report(path)

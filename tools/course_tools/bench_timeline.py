@@ -3,7 +3,8 @@
 The Makefile's ``test`` target has every test phase appended to ``build/test-timeline.jsonl`` (``conftest.py``): its
 lane (``main`` for the lessons run alone on every core first, ``gw0``/``gw1`` for the lanes), its unit of work (a
 notebook, a test module, one rehearsal), its seconds and when it ended. This reads it back: each lane's span and busy
-time, the time it stood idle at the end waiting for the other, each tier's total and the longest units.
+time, how long before the last lane it ended (for a lane, time it stood idle; ``main`` runs before the lanes), each
+tier's total and the longest units.
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ def report(path: Path = TIMELINE, top: int = 15) -> dict:
     found = summarise(lines)
     lanes = found["lanes"]
     last = max(lane["end"] for lane in lanes.values())
-    print(f"{'lane':<6} {'span s':>8} {'busy s':>8} {'idle at the end s':>18}")
+    print(f"{'lane':<6} {'span s':>8} {'busy s':>8} {'ended before last s':>19}")
     for name, lane in sorted(lanes.items()):
-        print(f"{name:<6} {lane['end'] - lane['start']:8.0f} {lane['busy']:8.0f} {last - lane['end']:18.0f}")
+        print(f"{name:<6} {lane['end'] - lane['start']:8.0f} {lane['busy']:8.0f} {last - lane['end']:19.0f}")
     print("\ntier                 seconds (summed over lanes)")
     for tier, seconds in sorted(found["tiers"].items(), key=lambda kv: -kv[1]):
         print(f"{tier:<20} {seconds:8.0f}")
