@@ -11,13 +11,19 @@ The grader wraps each exercise like this::
 A student's cell may define the exercise's names (``exports``) and new names of its own. Rebinding anything that
 existed before it — a global such as ``model`` or ``self_attention``, or a function or class in a module the
 notebook imported, such as ``torch.allclose`` or ``builtins.all`` — is undone; if it happens while the checks run
-(from inside the student's function), the exercise fails. Each report is one printed line the grader reads.
+(from inside the student's function), the exercise fails. Changing the lesson's data in place is undone too: the
+contents of its dicts, lists and sets (nested ones included), tensors, NumPy arrays and pandas tables, such as
+``results["pretrained"] = 0.99`` or ``labels[labels == -100] = 0``, are put back after the student's cell, and every
+alias sees the original again. Models and other objects are compared by identity only (an exercise may train one), and
+data past a size cap (``_COPY_BYTES``, ``_NODES``) is left as it is. Each report is one printed line the grader reads.
 """
 
 from __future__ import annotations
 
 import builtins
 import json
+import math
+import sys
 import types
 from typing import Any
 
@@ -44,6 +50,8 @@ class Guard:
             for m in namespace.values()
             if isinstance(m, types.ModuleType) and m.__name__ not in _UNWATCHED_MODULES
         }
+        total = [_TOTAL_BYTES]
+        self.contents = {name: _snapshot(value, _Budget(total)) for name, value in self.globals.items()}
         modules[id(builtins)] = builtins
         self.modules = {
             key: (
@@ -64,11 +72,16 @@ class Guard:
         for name, value in self.globals.items():
             if name in allowed:
                 continue
-            if name not in self.namespace or self.namespace[name] is not value:
+            rebound = name not in self.namespace or self.namespace[name] is not value
+            if rebound:
                 if theirs is not None and name in self.namespace:
                     theirs[name] = self.namespace[name]
                 self.namespace[name] = value
                 changed.append(name)
+            if theirs is not None and name in self.contents and _changed(self.contents[name]):  # changed inside
+                self.namespace[name] = _restore(self.contents[name])
+                if not rebound:
+                    changed.append(f"{name} (in place)")
         for module, attributes in self.modules.values():
             current = vars(module)
             for name, value in attributes.items():
@@ -87,6 +100,7 @@ class Guard:
         with those names as the student left them."""
         theirs: dict[str, Any] = {}
         restored = self._changes(self.exports, theirs)
+        self.contents = {}  # the copies are no longer needed: free their memory for the rest of the lesson
         mine = {
             name: f
             for name, f in [*((n, self.namespace.get(n)) for n in self.exports), *theirs.items()]
@@ -112,6 +126,150 @@ class Guard:
 
 
 _MISSING = object()
+
+# What a snapshot copies: per global at most _COPY_BYTES of array data and _NODES containers and items, and
+# _TOTAL_BYTES for all globals together; past that, a container's items are compared by identity alone (a list of
+# 67,000 encoded sentences: which dicts it holds, not what they hold), and a tensor, array or table not at all. The
+# copies are dropped once the student's cell has been checked against them (the grading kernel's memory limit is the
+# lesson's too).
+_COPY_BYTES = 64 * 2**20
+_TOTAL_BYTES = 512 * 2**20
+_NODES = 20_000
+_SHALLOW = 1_000_000  # a longer container is compared by identity alone
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+class _Budget:
+    def __init__(self, total: list[int]) -> None:
+        self.bytes, self.nodes, self.total = _COPY_BYTES, _NODES, total
+
+    def spend(self, nbytes: int = 0, nodes: int = 1) -> bool:
+        if self.nodes < nodes or self.bytes < nbytes or self.total[0] < nbytes:
+            return False
+        self.nodes, self.bytes, self.total[0] = self.nodes - nodes, self.bytes - nbytes, self.total[0] - nbytes
+        return True
+
+
+def _array_kind(value: Any) -> str | None:
+    """'tensor', 'array' or 'table' for the data types the guard copies; looked up only where the lesson imported
+    them (this file imports neither torch nor NumPy nor pandas)."""
+    torch, numpy, pandas = (sys.modules.get(m) for m in ("torch", "numpy", "pandas"))
+    if torch is not None and isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+        return "tensor"
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        return "array"
+    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series)):
+        return "table"
+    return None
+
+
+def _snapshot(value: Any, budget: _Budget) -> tuple:
+    """(kind, the object, what to restore it to): containers hold their items' snapshots; data its copy; anything
+    else, or anything past the budget, only the object (compared by identity)."""
+    if isinstance(value, _SCALARS):
+        return ("ref", value, None)
+    kind = _array_kind(value)
+    try:
+        if (
+            kind == "tensor"
+            and value.layout == sys.modules["torch"].strided
+            and budget.spend(value.numel() * value.element_size())
+        ):
+            return ("tensor", value, value.detach().clone())
+        if kind == "array" and value.dtype != object and budget.spend(value.nbytes):
+            return ("array", value, value.copy())
+        if kind == "table" and budget.spend(int(sys.modules["numpy"].sum(value.memory_usage(deep=False)))):
+            return ("table", value, value.copy(deep=True))
+    except Exception:  # an exotic subclass: identity only
+        return ("ref", value, None)
+    if type(value) in (dict, list, set) and len(value) <= _SHALLOW:
+        # within the budget its items are snapshotted too; past it, only which objects it holds
+        item = (lambda v: _snapshot(v, budget)) if budget.spend(nodes=1 + len(value)) else (lambda v: ("ref", v, None))
+        if type(value) is dict:
+            return ("dict", value, [(k, item(v)) for k, v in list(value.items())])
+        if type(value) is list:
+            return ("list", value, [item(v) for v in value])
+        return ("set", value, set(value))
+    return ("ref", value, None)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values (NaN equals NaN), for tensors, arrays and tables element by element."""
+    kind = _array_kind(a)
+    if kind is None or kind != _array_kind(b):
+        if isinstance(a, float) and isinstance(b, float):
+            return a == b or (math.isnan(a) and math.isnan(b))
+        return a is b or (type(a) is type(b) and isinstance(a, _SCALARS) and a == b)
+    if kind == "tensor":
+        torch = sys.modules["torch"]
+        if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+            return False
+        return bool(
+            torch.equal(a, b)
+            or (
+                a.is_floating_point()
+                and torch.equal(a.isnan(), b.isnan())
+                and torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0))
+            )
+        )
+    if kind == "array":
+        numpy = sys.modules["numpy"]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(numpy.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    try:
+        return bool(a.equals(b)) and list(a.axes[0]) == list(b.axes[0])
+    except Exception:
+        return False
+
+
+def _changed(snap: tuple) -> bool:
+    kind, value, saved = snap
+    if kind == "ref":
+        return False
+    if kind in ("tensor", "array", "table"):
+        return not _same(value, saved)
+    if kind == "set":
+        return value != saved
+    if kind == "dict":
+        if len(value) != len(saved) or any(k not in value for k, _ in saved):
+            return True
+        return any(_item_changed(value[k], s) for k, s in saved)
+    return len(value) != len(saved) or any(_item_changed(v, s) for v, s in zip(value, saved))
+
+
+def _item_changed(current: Any, snap: tuple) -> bool:
+    """An item of a container: rebound to another object (scalars: to another value), or changed inside."""
+    kind, value, _ = snap
+    if current is not value and not (isinstance(value, _SCALARS) and _same(current, value)):
+        return True
+    return _changed(snap)
+
+
+def _restore(snap: tuple) -> Any:
+    """Put the snapshot's contents back into its object, in place where the type allows (so aliases see them);
+    returns the object to bind (a copy where in-place restoring is impossible: a tensor or array of another shape)."""
+    kind, value, saved = snap
+    if kind == "dict":
+        items = [(k, _restore(s)) for k, s in saved]
+        value.clear()
+        value.update(items)
+    elif kind == "list":
+        value[:] = [_restore(s) for s in saved]
+    elif kind == "set":
+        value.clear()
+        value.update(saved)
+    elif kind in ("tensor", "array", "table") and _changed(snap):
+        if kind == "table":
+            return saved.copy(deep=True)
+        if value.shape != saved.shape or value.dtype != saved.dtype:
+            return saved.clone() if kind == "tensor" else saved.copy()
+        if kind == "tensor":
+            with sys.modules["torch"].no_grad():
+                value.copy_(saved)
+        else:
+            value[...] = saved
+    return value
 
 
 def _global_names(code: types.CodeType) -> set[str]:
