@@ -36,7 +36,22 @@ def test_dicts_and_lists_changed_in_place_are_put_back_for_every_alias(capsys):
     assert results == {"pretrained": 0.87, "scratch": 0.51} and namespace["results"] is results
     assert curves == [1.0, 0.5] and inner == {"accuracy": [0.1, 0.2]} and runs["a"] is inner
     assert namespace["my_answer"] == 0.80
-    assert set(_report(capsys)["restored"]) == {"results (in place)", "curves (in place)", "runs (in place)"}
+    report = _report(capsys)
+    assert set(report["restored"]) == {"results (in place)", "curves (added to)", "runs (in place)"}
+    assert set(report["changed_in_place"]) == {"results", "runs"}  # the exercise fails: it changed what was there
+
+
+def test_items_only_added_earn_a_note_not_a_failure(capsys):
+    results, curves, seen = {"pretrained": 0.87}, {"pretrained": [0.7, 0.5]}, {1, 2}
+    namespace = {"results": results, "curves": curves, "seen": seen, "losses": [0.9]}
+    guard = Guard(namespace, [])
+    results["seed 1"], curves["seed 1"] = 0.85, [0.6]  # 03a's hand_run("seed 1", ...) in a student's cell
+    seen.add(3)
+    namespace["losses"].append(0.4)
+    guard.after_solution()
+    assert results == {"pretrained": 0.87} and curves == {"pretrained": [0.7, 0.5]} and seen == {1, 2}
+    report = _report(capsys)
+    assert report["changed_in_place"] == [] and len(report["restored"]) == 4
 
 
 def test_tensors_arrays_and_tables_changed_in_place_are_put_back(capsys):
@@ -53,7 +68,9 @@ def test_tensors_arrays_and_tables_changed_in_place_are_put_back(capsys):
     assert np.array_equal(scores, [0.5, np.nan, 0.25], equal_nan=True)
     assert namespace["table"].loc["cls", "accuracy"] == 0.8
     # NaN equals NaN: an untouched tensor holding one is not reported
-    assert set(_report(capsys)["restored"]) == {"labels (in place)", "scores (in place)", "table (in place)"}
+    report = _report(capsys)
+    assert set(report["restored"]) == {"labels (in place)", "scores (in place)", "table (in place)"}
+    assert set(report["changed_in_place"]) == {"labels", "scores", "table"}
 
 
 def test_exports_and_models_may_change_and_nothing_is_reported_for_an_honest_cell(capsys):
@@ -70,7 +87,7 @@ def test_exports_and_models_may_change_and_nothing_is_reported_for_an_honest_cel
         and namespace["predictions"] == [1]
         and namespace["mine"] == {"new": 2}
     )
-    assert _report(capsys)["restored"] == []
+    assert _report(capsys) == {"restored": [], "changed_in_place": []}
 
 
 def test_a_name_changed_and_then_rebound_gets_its_object_and_its_contents_back(capsys):
@@ -81,7 +98,8 @@ def test_a_name_changed_and_then_rebound_gets_its_object_and_its_contents_back(c
     namespace["results"] = {}
     guard.after_solution()
     assert namespace["results"] is results and results == {"pretrained": 0.87}
-    assert _report(capsys)["restored"] == ["results"]
+    report = _report(capsys)
+    assert report["restored"] == ["results"] and report["changed_in_place"] == ["results"]
 
 
 def test_data_past_the_budget_is_compared_by_identity_and_the_copies_are_dropped(capsys, monkeypatch):
@@ -95,4 +113,4 @@ def test_data_past_the_budget_is_compared_by_identity_and_the_copies_are_dropped
     rows[1] = {"input_ids": []}  # an item swapped for another object: seen
     guard.after_solution()
     assert rows[0]["input_ids"] == [1, 2, 3, 4] and rows[1] == {"input_ids": [1, 2, 3]}
-    assert _report(capsys)["restored"] == ["rows (in place)"] and guard.contents == {}
+    assert _report(capsys)["changed_in_place"] == ["rows"] and guard.contents == {}

@@ -63,6 +63,15 @@ def double(x):
     return scale(x)
 """
 
+[[double]]
+why = "overwrites an item of the lesson's history in place"
+code = """
+def double(x):
+    return helper(x)
+
+history[0] = 0
+"""
+
 [[area]]
 why = "the right value, through the loop the task forbids"
 code = """
@@ -119,8 +128,9 @@ def trials(tmp_path_factory) -> dict:
 def test_each_wrong_answer_is_scored_by_the_visible_check_and_the_hidden_tests(trials):
     assert trials["entry"]["status"] == "ok", trials["entry"]["error"]
     double = trials["rows"]["double"]
-    # x * x passes the visible check (double(2) == 4): only the hidden tests reject it
-    assert (double["wrong_answers"], double["rejected"], double["accepted"]) == (2, 2, [])
+    # x * x passes the visible check (double(2) == 4): only the hidden tests reject it; the lesson's history changed
+    # in place is put back, and the answer that changed it earns nothing
+    assert (double["wrong_answers"], double["rejected"], double["accepted"]) == (3, 3, [])
     assert double["blank_earns_nothing"] and double["solution_earns_all"] and not double["failures"]
 
 

@@ -13,8 +13,10 @@ existed before it — a global such as ``model`` or ``self_attention``, or a fun
 notebook imported, such as ``torch.allclose`` or ``builtins.all`` — is undone; if it happens while the checks run
 (from inside the student's function), the exercise fails. Changing the lesson's data in place is undone too: the
 contents of its dicts, lists and sets (nested ones included), tensors, NumPy arrays and pandas tables, such as
-``results["pretrained"] = 0.99`` or ``labels[labels == -100] = 0``, are put back after the student's cell, and every
-alias sees the original again. Models and other objects are compared by identity only (an exercise may train one), and
+``results["pretrained"] = 0.99`` or ``labels[labels == -100] = 0``, are put back after the student's cell, every alias
+sees the original again, and the exercise fails (its answer changed data the rest of the lesson reads; new keys or
+items added after the old ones only earn a note, as from a call to 03a's ``hand_run`` under a name of the student's
+own). Models and other objects are compared by identity only (an exercise may train one), and
 data past a size cap (``_COPY_BYTES``, ``_NODES``) is left as it is. Each report is one printed line the grader reads.
 """
 
@@ -52,6 +54,7 @@ class Guard:
         }
         total = [_TOTAL_BYTES]
         self.contents = {name: _snapshot(value, _Budget(total)) for name, value in self.globals.items()}
+        self.changed_in_place: list[str] = []
         modules[id(builtins)] = builtins
         self.modules = {
             key: (
@@ -78,10 +81,15 @@ class Guard:
                     theirs[name] = self.namespace[name]
                 self.namespace[name] = value
                 changed.append(name)
-            if theirs is not None and name in self.contents and _changed(self.contents[name]):  # changed inside
+            change = _change(self.contents[name]) if theirs is not None and name in self.contents else NONE
+            if (
+                change
+            ):  # the same object, changed inside: put back, and an exercise that changed the lesson's data fails
                 self.namespace[name] = _restore(self.contents[name])
+                if change == CHANGED:
+                    self.changed_in_place.append(name)
                 if not rebound:
-                    changed.append(f"{name} (in place)")
+                    changed.append(f"{name} ({'in place' if change == CHANGED else 'added to'})")
         for module, attributes in self.modules.values():
             current = vars(module)
             for name, value in attributes.items():
@@ -118,7 +126,7 @@ class Guard:
                 own[name] = copy
                 if name in self.exports:
                     self.namespace[name] = copy
-        _report({"restored": restored})
+        _report({"restored": restored, "changed_in_place": self.changed_in_place})
 
     def after_check(self, check_names: list[str]) -> None:
         """After the checks: anything changed while they ran (beyond what they assign themselves) fails the exercise."""
@@ -223,27 +231,35 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _changed(snap: tuple) -> bool:
+NONE, ADDED, CHANGED = 0, 1, 2  # what a cell did to an object: nothing, only added items, changed what was there
+
+
+def _change(snap: tuple) -> int:
+    """NONE, ADDED (new keys or items after the old ones, the old ones as they were) or CHANGED."""
     kind, value, saved = snap
     if kind == "ref":
-        return False
+        return NONE
     if kind in ("tensor", "array", "table"):
-        return not _same(value, saved)
+        return CHANGED if not _same(value, saved) else NONE
     if kind == "set":
-        return value != saved
+        return NONE if value == saved else ADDED if value > saved else CHANGED
     if kind == "dict":
-        if len(value) != len(saved) or any(k not in value for k, _ in saved):
-            return True
-        return any(_item_changed(value[k], s) for k, s in saved)
-    return len(value) != len(saved) or any(_item_changed(v, s) for v, s in zip(value, saved))
+        if any(k not in value for k, _ in saved):
+            return CHANGED
+        worst = max((_item_change(value[k], s) for k, s in saved), default=NONE)
+        return worst if worst == CHANGED or len(value) == len(saved) else max(worst, ADDED)
+    if len(value) < len(saved):
+        return CHANGED
+    worst = max((_item_change(v, s) for v, s in zip(value, saved)), default=NONE)
+    return worst if worst == CHANGED or len(value) == len(saved) else max(worst, ADDED)
 
 
-def _item_changed(current: Any, snap: tuple) -> bool:
+def _item_change(current: Any, snap: tuple) -> int:
     """An item of a container: rebound to another object (scalars: to another value), or changed inside."""
     kind, value, _ = snap
     if current is not value and not (isinstance(value, _SCALARS) and _same(current, value)):
-        return True
-    return _changed(snap)
+        return CHANGED
+    return _change(snap)
 
 
 def _restore(snap: tuple) -> Any:
@@ -259,7 +275,7 @@ def _restore(snap: tuple) -> Any:
     elif kind == "set":
         value.clear()
         value.update(saved)
-    elif kind in ("tensor", "array", "table") and _changed(snap):
+    elif kind in ("tensor", "array", "table") and _change(snap):
         if kind == "table":
             return saved.copy(deep=True)
         if value.shape != saved.shape or value.dtype != saved.dtype:

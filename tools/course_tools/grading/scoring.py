@@ -129,6 +129,14 @@ def score(steps: list[Step], run: Run, exercise: Exercise) -> tuple[bool, str, l
         rules_broken = broken(without_magics(steps[roles["solution"]].code), exercise.rules)
         if rules_broken:
             return False, f"the task's rule: {rules_broken[0]}", notes
+    in_place = (restored or {}).get("changed_in_place")
+    if in_place:
+        return (
+            False,
+            f"your cell changed {', '.join(in_place[:5])} in place, data the lesson reads after this exercise (the "
+            "grader put the original back): compute into new objects and leave the lesson's own as they were",
+            notes,
+        )
     if visible.get("status") == "error":
         if visible.get("ename") == NOT_ANSWERED:
             return False, "not answered (the exercise still raises NotImplementedError)", notes
