@@ -10,7 +10,8 @@ import pytest
 
 from course_tools.execute_notebook import execute
 from course_tools.grading.exercises import ExerciseError, find_exercises
-from course_tools.grading.wrong_answers import load_wrong_answers, problems, table
+from course_tools.grading.runner import Step
+from course_tools.grading.wrong_answers import load_wrong_answers, problems, run_steps, table
 
 FIXTURE = Path(__file__).parent / "fixtures" / "grading" / "01_tiny.ipynb"
 EXERCISES = find_exercises(nbformat.read(FIXTURE, 4), "01_tiny")
@@ -216,3 +217,35 @@ def test_the_course_wrong_answers_name_real_exercises_and_parse():
         assert notebook.is_file(), f"{path.name} names no notebook"
         wrong = load_wrong_answers(path, find_exercises(nbformat.read(notebook, 4), path.stem))
         assert any(wrong.values()), f"{path.name} lists no wrong answer"
+
+
+class _FakeClient:
+    """Runs nothing: a cell whose code says 'fail' gets an error output; every cell run is remembered."""
+
+    def __init__(self) -> None:
+        self.nb, self.ran = nbformat.v4.new_notebook(), []
+
+    def execute_cell(self, cell, index, store_history=False) -> None:
+        self.ran.append(cell.source)
+        if "fail" in cell.source:
+            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=cell.source, traceback=[])]
+
+
+def test_once_the_answer_or_a_check_fails_only_the_guard_steps_run_on():
+    steps = [
+        Step("guard", "snapshot", "x"),
+        Step("solution", "answer", "x"),
+        Step("guard", "put back", "x"),
+        Step("lesson", "between", None),
+        Step("visible", "fail: the visible check", "x"),
+        Step("hidden", "hidden tests", "x"),
+        Step("guard", "last look", "x"),
+    ]
+    client = _FakeClient()
+    run = run_steps(client, steps)
+    assert client.ran == ["snapshot", "answer", "put back", "between", "fail: the visible check", "last look"]
+    assert run.replies[4]["status"] == "error" and run.replies[5] == {"status": "skipped"}
+    assert set(run.seconds) == {0, 1, 2, 3, 4, 6} and client.nb.cells == []
+    client = _FakeClient()
+    run_steps(client, [Step("solution", "fail", "x"), Step("lesson", "between", None), Step("guard", "g", "x")])
+    assert client.ran == ["fail", "g"]

@@ -35,6 +35,7 @@ it on every notebook. Introduced for instructors and maintainers (issue 40).
 from __future__ import annotations
 
 import secrets
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,7 @@ class Trial:
     expected: bool  # should it earn the points?
     passed: bool
     reason: str  # the grader's reason, as a student would read it
+    seconds: float = 0.0  # how long its cells ran
 
     @property
     def ok(self) -> bool:
@@ -147,16 +149,24 @@ def run_steps(client: Any, steps: list[Step]) -> Run:
     Errors are expected (a wrong answer fails its check), so every cell may raise; the reply is read from the cell's
     outputs: an ``error`` output is the failed reply, its ``ename`` and ``evalue``. nbclient stores a cell it ran at
     its index in the notebook, so each trial cell runs as a cell appended for the moment (``TRIAL`` in its metadata)
-    and is taken out again."""
-    replies, outputs = {}, {}
+    and is taken out again. Once the answer or a check has failed, the verdict is decided
+    (:func:`.scoring.score` reads the first failure): the steps after it are skipped (``{"status": "skipped"}``), all
+    but the guard's, which put back what the answer changed."""
+    replies, outputs, seconds = {}, {}, {}
+    decided = False
     for i, step in enumerate(steps):
+        if decided and step.role != "guard":
+            replies[i], outputs[i] = {"status": "skipped"}, ""
+            continue
         cell = nbformat.v4.new_code_cell(step.code, metadata={"tags": ["raises-exception"], TRIAL: True})
+        start = time.perf_counter()
         if step.code.strip():
             client.nb.cells.append(cell)
             try:
                 client.execute_cell(cell, len(client.nb.cells) - 1, store_history=False)
             finally:
                 client.nb.cells.pop()
+        seconds[i] = time.perf_counter() - start
         error = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
         replies[i] = (
             {"status": "error", "ename": error.get("ename", ""), "evalue": error.get("evalue", "")}
@@ -164,7 +174,8 @@ def run_steps(client: Any, steps: list[Step]) -> Run:
             else {"status": "ok"}
         )
         outputs[i] = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-    return Run(replies, outputs, None, None)
+        decided = decided or (error is not None and step.role in ("solution", "visible", "hidden"))
+    return Run(replies, outputs, None, None, seconds)
 
 
 def trials_for(client: Any, source: Any, exercise: Exercise, wrong: list[WrongAnswer]) -> list[Trial]:
@@ -175,8 +186,9 @@ def trials_for(client: Any, source: Any, exercise: Exercise, wrong: list[WrongAn
         token = secrets.token_hex(4)
         steps = answer_steps(exercise, code, token) + lesson_steps_between(source, exercise)
         steps += check_steps(source, exercise, token)
-        passed, reason, _ = score(steps, run_steps(client, steps), exercise)
-        trials.append(Trial(exercise.column, label, expected, passed, reason))
+        run = run_steps(client, steps)
+        passed, reason, _ = score(steps, run, exercise)
+        trials.append(Trial(exercise.column, label, expected, passed, reason, sum(run.seconds.values())))
     return trials
 
 
@@ -222,6 +234,7 @@ class WrongAnswerTrials:
                     "solution_earns_all": all(t.ok for t in mine if t.answer == "solution"),
                     "failures": [f"{t.answer}: {t.reason}" for t in mine if not t.ok],
                     "ran": bool(mine),
+                    "seconds": round(sum(t.seconds for t in mine), 2),
                 }
             )
         return rows
@@ -242,7 +255,7 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
 def table(rows: list[dict[str, Any]], minimum: int = MINIMUM, minimum_right: int = MINIMUM_RIGHT) -> str:
     """The terminal summary: one line per exercise: wrong answers rejected, right alternatives accepted, blank,
     solution."""
-    lines = [f"{'exercise':<58} wrong rejected             right accepted       blank  solution"]
+    lines = [f"{'exercise':<58} wrong rejected             right accepted       blank  solution  seconds"]
     for row in rows:
         listed = row["wrong_answers"] + len(row.get("not_tried", []))
         short = f" (fewer than {minimum})" if listed < minimum else ""
@@ -255,6 +268,6 @@ def table(rows: list[dict[str, Any]], minimum: int = MINIMUM, minimum_right: int
         solution = "all" if row["solution_earns_all"] else "FAILS"
         lines.append(
             f"{row['exercise']:<58} {row['rejected']:>2} of {row['wrong_answers']:<2}{short:<18} {right:<20} "
-            f"{blank:<6} {solution}"
+            f"{blank:<6} {solution:<9} {row.get('seconds', 0):>7.1f}"
         )
     return "\n".join(lines)
