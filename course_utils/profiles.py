@@ -741,6 +741,9 @@ REHEARSAL_CAPS: dict[str, float] = {
     "eval_sentences": 100, "crows_pairs": 100, "sense_examples": 60, "small_examples": 128, "aux_examples": 128,
     "corpus_sentences": 2000, "timing_seconds": 0.05, "probe_epochs": 2, "batch_size": 16, "family_batch_size": 16,
     "inference_batches": 32, "inference_lengths": 128,
+    # 03d's held-out SQuAD articles when split by article (8 otherwise): each of Exercise 4's trials measures every
+    # held-out question; 3 articles were too few to expose one of its wrong answers (2026-11-29)
+    "heldout_articles": 5,
 }
 PROFILES["rehearsal"] = derive(
     PROFILES["full"], "rehearsal", caps=REHEARSAL_CAPS,
