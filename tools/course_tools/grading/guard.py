@@ -16,8 +16,9 @@ contents of its dicts, lists and sets (nested ones included), tensors, NumPy arr
 ``results["pretrained"] = 0.99`` or ``labels[labels == -100] = 0``, are put back after the student's cell, every alias
 sees the original again, and the exercise fails (its answer changed data the rest of the lesson reads; new keys or
 items added after the old ones only earn a note, as from a call to 03a's ``hand_run`` under a name of the student's
-own). Models and other objects are compared by identity only (an exercise may train one), and
-data past a size cap (``_COPY_BYTES``, ``_NODES``) is left as it is. Each report is one printed line the grader reads.
+own). Models and other objects are compared by identity only (an exercise may train one); past a size cap
+(``_COPY_BYTES``, ``_NODES``) a container's items are compared by identity and an array not at all. Each report is one
+printed line the grader reads.
 """
 
 from __future__ import annotations
@@ -81,10 +82,9 @@ class Guard:
                     theirs[name] = self.namespace[name]
                 self.namespace[name] = value
                 changed.append(name)
+            # the same object, changed inside: put back; an answer that changed the lesson's data fails its exercise
             change = _change(self.contents[name]) if theirs is not None and name in self.contents else NONE
-            if (
-                change
-            ):  # the same object, changed inside: put back, and an exercise that changed the lesson's data fails
+            if change:
                 self.namespace[name] = _restore(self.contents[name])
                 if change == CHANGED:
                     self.changed_in_place.append(name)
@@ -246,11 +246,12 @@ def _change(snap: tuple) -> int:
     if kind == "dict":
         if any(k not in value for k, _ in saved):
             return CHANGED
-        worst = max((_item_change(value[k], s) for k, s in saved), default=NONE)
-        return worst if worst == CHANGED or len(value) == len(saved) else max(worst, ADDED)
-    if len(value) < len(saved):
+        pairs = [(value[k], s) for k, s in saved]
+    elif len(value) < len(saved):
         return CHANGED
-    worst = max((_item_change(v, s) for v, s in zip(value, saved)), default=NONE)
+    else:
+        pairs = list(zip(value, saved))
+    worst = max((_item_change(v, s) for v, s in pairs), default=NONE)
     return worst if worst == CHANGED or len(value) == len(saved) else max(worst, ADDED)
 
 
