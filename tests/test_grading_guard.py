@@ -114,3 +114,37 @@ def test_data_past_the_budget_is_compared_by_identity_and_the_copies_are_dropped
     guard.after_solution()
     assert rows[0]["input_ids"] == [1, 2, 3, 4] and rows[1] == {"input_ids": [1, 2, 3]}
     assert _report(capsys)["changed_in_place"] == ["rows"] and guard.contents == {}
+
+
+def test_a_checks_kept_reference_cannot_be_planted_or_changed_by_an_answer(capsys):
+    """A hidden test may keep what it measured in ``_references`` for the next answer the wrong-answers tool scores;
+    the guard keeps every answer off the names the lesson's checks assign, leading "_" or not."""
+    namespace = {"model": object()}
+    guard = Guard(namespace, ["my_answer"], ["_references", "expected", "my_answer"])
+    # the student's cell: plants what the check would read, and a function reading its own global 'expected'
+    exec("_references = {'key': 'planted'}\nexpected = 0.5\ndef my_answer():\n    return expected", namespace)
+    guard.after_solution()
+    assert "_references" not in namespace and "expected" not in namespace
+    assert namespace["my_answer"]() == 0.5  # its own copy of the namespace keeps what the cell defined
+    assert set(_report(capsys)["restored"]) == {"_references", "expected"}
+
+    namespace["_references"] = kept = {"key": "measured", "weights": [1.0, 2.0]}  # the check keeps its reference
+    guard.after_check(["_references"])
+    assert namespace["_references"] is kept and _report(capsys)["tampered"] == []
+
+    later = Guard(namespace, [], ["_references"])  # the next answer changes the kept reference in place
+    kept["weights"][0] = 9.0
+    later.after_solution()
+    assert kept == {"key": "measured", "weights": [1.0, 2.0]} and namespace["_references"] is kept
+    assert _report(capsys)["changed_in_place"] == ["_references"]
+
+
+def test_a_check_name_created_while_another_exercise_is_checked_is_tampering(capsys):
+    namespace: dict = {}
+    guard = Guard(namespace, ["f"], ["_other_reference", "mine"])
+    guard.after_solution()
+    _report(capsys)
+    namespace["mine"] = 1  # this exercise's check assigns it: allowed
+    namespace["_other_reference"] = "planted from inside the student's function"
+    guard.after_check(["mine"])
+    assert _report(capsys)["tampered"] == ["_other_reference"] and "_other_reference" not in namespace

@@ -249,3 +249,32 @@ def test_once_the_answer_or_a_check_fails_only_the_guard_steps_run_on():
     client = _FakeClient()
     run_steps(client, [Step("solution", "fail", "x"), Step("lesson", "between", None), Step("guard", "g", "x")])
     assert client.ran == ["fail", "g"]
+
+
+def test_a_reference_a_hidden_test_keeps_cannot_be_planted_by_an_answer(tmp_path):
+    """Exercise 3's hidden test keeps its reference counts in ``_vowel_reference`` for the next answer scored in the
+    kernel: a wrong answer that plants its own reference there, even in an earlier exercise's cell, is still refused."""
+    nb = nbformat.read(FIXTURE, 4)
+    visible, _ = nb.cells[11].source.split("### BEGIN HIDDEN TESTS")
+    nb.cells[11].source = (  # only the kept reference tells a lower-case count from the right one
+        visible + "### BEGIN HIDDEN TESTS\nif '_vowel_reference' not in globals():\n"
+        "    _vowel_reference = {'AEIOU xyz': 5, 'queueing': 5}\n"
+        "assert all(vowels(s) == n for s, n in _vowel_reference.items())\n### END HIDDEN TESTS"
+    )
+    lesson = tmp_path / "01_tiny.ipynb"
+    nbformat.write(nb, lesson)
+    planted = "_vowel_reference = {'banana': 3}\n"
+    (tmp_path / "01_tiny.toml").write_text(
+        '[[double]]\nright = true\nwhy = "right, and plants a later check\'s reference"\n'
+        f'code = """\n{planted}def double(x):\n    return helper(x)\n"""\n'
+        '[[vowels]]\nwhy = "counts lower-case vowels only, and plants the reference its check reads"\n'
+        f'code = """\n{planted}def vowels(s):\n    return sum(ch in "aeiou" for ch in s)\n"""\n'
+        '[[vowels]]\nwhy = "counts lower-case vowels only, and changes the kept reference in place"\n'
+        'code = """\n_vowel_reference.clear()\ndef vowels(s):\n    return sum(ch in "aeiou" for ch in s)\n"""\n'
+    )
+    entry = execute(lesson, tmp_path / "out.ipynb", 120, tmp_path)
+    rows = {r["exercise"].split(":")[1]: r for r in entry["wrong_answers"]}
+    assert rows["double"]["solution_earns_all"] and rows["double"]["right_answers"] == 1
+    assert rows["double"]["right_accepted"] == 1 and not rows["double"]["refused"], rows["double"]
+    assert rows["vowels"]["wrong_answers"] == 2 and rows["vowels"]["rejected"] == 2, rows["vowels"]
+    assert rows["vowels"]["solution_earns_all"]

@@ -9,16 +9,22 @@ The grader wraps each exercise like this::
     _guard_<random>.after_check(check_names)        # anything the tests rely on that changed meanwhile fails it
 
 A student's cell may define the exercise's names (``exports``) and new names of its own. Rebinding anything that
-existed before it — a global such as ``model`` or ``self_attention``, or a function or class in a module the
-notebook imported, such as ``torch.allclose`` or ``builtins.all`` — is undone; if it happens while the checks run
-(from inside the student's function), the exercise fails. Changing the lesson's data in place is undone too: the
-contents of its dicts, lists and sets (nested ones included), tensors, NumPy arrays and pandas tables, such as
+existed before it — a global such as ``model`` or ``self_attention``, or a function or class in a module the notebook
+imported, such as ``torch.allclose`` or ``builtins.all`` — is undone; if it happens while the checks run (from inside
+the student's function), the exercise fails. Changing the lesson's data in place is undone too: the contents of its
+dicts, lists and sets (nested ones included), tensors, NumPy arrays and pandas tables, such as
 ``results["pretrained"] = 0.99`` or ``labels[labels == -100] = 0``, are put back after the student's cell, every alias
 sees the original again, and the exercise fails (its answer changed data the rest of the lesson reads; new keys or
 items added after the old ones only earn a note, as from a call to 03a's ``hand_run`` under a name of the student's
 own). Models and other objects are compared by identity only (an exercise may train one); past a size cap
-(``_COPY_BYTES``, ``_NODES``) a container's items are compared by identity and an array not at all. Each report is one
-printed line the grader reads.
+(``_COPY_BYTES``, ``_NODES``) a container's items are compared by identity and an array not at all.
+
+The names the lesson's checks assign (``protected``) are the checks' own, leading "_" or not: a hidden test may keep
+what it measured in a global such as ``_references`` for the next answer the wrong-answers tool scores, so a
+student's cell (for any exercise) that creates one has it taken away again, and one that changes one has it put
+back. What no guard in the kernel's own process can stop is code written against the hidden tests themselves that
+runs inside a check (a model's ``forward``, a function the check calls); so a hidden test reads what it keeps first.
+Each report is one printed line the grader reads.
 """
 
 from __future__ import annotations
@@ -26,12 +32,14 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import re
 import sys
 import types
 from typing import Any
 
 MARKER = "@@course-grading@@"
 _IGNORED = {"In", "Out", "exit", "quit", "get_ipython"}
+_IPYTHON_HISTORY = re.compile(r"_{1,3}|_i{1,3}|_i?\d+|_[oid]h")  # IPython rebinds these after every cell
 # The kernel installs these anew for each cell it runs; and the sys module is the kernel's own business.
 _SWAPPED_PER_CELL = {("builtins", "input"), ("getpass", "getpass"), ("sys", "excepthook"), ("sys", "displayhook")}
 _UNWATCHED_MODULES = {"sys"}
@@ -44,10 +52,16 @@ def _watched(value: Any) -> bool:
 class Guard:
     """A snapshot of the notebook's globals and of the functions and classes of the modules it imported."""
 
-    def __init__(self, namespace: dict[str, Any], exports: list[str]) -> None:
+    def __init__(self, namespace: dict[str, Any], exports: list[str], protected: list[str] = ()) -> None:
         self.namespace = namespace
         self.exports = set(exports)
-        self.globals = {k: v for k, v in namespace.items() if not k.startswith("_") and k not in _IGNORED}
+        # the checks' own names (a hidden test's kept reference, ``_references``): watched even with a leading "_",
+        # and one a student's cell creates is taken away again, so no answer can plant what a check will read
+        self.protected = {n for n in protected if not _IPYTHON_HISTORY.fullmatch(n)} - self.exports - _IGNORED
+        self.globals = {
+            k: v for k, v in namespace.items() if (not k.startswith("_") or k in self.protected) and k not in _IGNORED
+        }
+        self.absent = {name for name in self.protected if name not in namespace}
         modules = {
             id(m): m
             for m in namespace.values()
@@ -90,6 +104,12 @@ class Guard:
                     self.changed_in_place.append(name)
                 if not rebound:
                     changed.append(f"{name} ({'in place' if change == CHANGED else 'added to'})")
+        for name in sorted(self.absent - allowed):  # a check's name that did not exist: it must not exist now
+            if name in self.namespace:
+                if theirs is not None:
+                    theirs[name] = self.namespace[name]
+                del self.namespace[name]
+                changed.append(name)
         for module, attributes in self.modules.values():
             current = vars(module)
             for name, value in attributes.items():
@@ -130,7 +150,8 @@ class Guard:
 
     def after_check(self, check_names: list[str]) -> None:
         """After the checks: anything changed while they ran (beyond what they assign themselves) fails the exercise."""
-        _report({"tampered": self._changes(self.exports | set(check_names))})
+        allowed = self.exports | set(check_names)
+        _report({"tampered": self._changes(allowed)})
 
 
 _MISSING = object()

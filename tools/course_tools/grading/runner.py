@@ -86,7 +86,7 @@ class Step:
 GUARD_FILE = str(Path(guard_module.__file__).resolve())
 
 
-def guard_cell(holder: str, exports: tuple[str, ...]) -> str:
+def guard_cell(holder: str, exports: tuple[str, ...], protected: tuple[str, ...] = ()) -> str:
     """The cell before a student's answer: a :class:`.guard.Guard` snapshot, kept in the kernel as ``holder``.
 
     The kernel runs guard.py by its path (standard library only), not ``import course_tools.grading.guard``: that
@@ -94,8 +94,17 @@ def guard_cell(holder: str, exports: tuple[str, ...]) -> str:
     import would be blamed on the student's answer."""
     return (
         f"{holder} = __import__('runpy').run_path({GUARD_FILE!r}, run_name='_course_grading_guard')['Guard']("
-        f"globals(), {list(exports)!r})"
+        f"globals(), {list(exports)!r}, {list(protected)!r})"
     )
+
+
+def checks_assign(source: Any, exercises: list[Exercise]) -> tuple[str, ...]:
+    """Every name the lesson's checks (visible and hidden) assign: the guard keeps a student's cell off them all,
+    whichever exercise it answers, so no answer can plant a reference a later check reads."""
+    names = []
+    for exercise in exercises:
+        names += [n for part in split_hidden(source.cells[exercise.check_index].source) for n in defined_names(part)]
+    return tuple(dict.fromkeys(names))
 
 
 def plan(
@@ -106,6 +115,7 @@ def plan(
     by_solution = {e.solution_index: e for e in exercises}
     by_check = {e.check_index: e for e in exercises}
     active = {e.name for e in exercises if answers.get(e.name) is not None and e.name not in skip}
+    protected = checks_assign(source, exercises)
     steps: list[Step] = []
     for index, cell in enumerate(source.cells):
         if cell.cell_type != "code":
@@ -114,18 +124,19 @@ def plan(
         if exercise is None:
             steps.append(Step("lesson", cell.source, None, index))
         elif exercise.name in active and index == exercise.solution_index:
-            steps += answer_steps(exercise, answers[exercise.name] or "", token)
+            steps += answer_steps(exercise, answers[exercise.name] or "", token, protected)
         elif exercise.name in active:
             steps += check_steps(source, exercise, token)
     return steps
 
 
-def answer_steps(exercise: Exercise, answer: str, token: str) -> list[Step]:
-    """An answer in the exercise's place, between the guard's snapshot and its undoing of what the answer rebound."""
+def answer_steps(exercise: Exercise, answer: str, token: str, protected: tuple[str, ...] = ()) -> list[Step]:
+    """An answer in the exercise's place, between the guard's snapshot and its undoing of what the answer rebound
+    (``protected``: the names the lesson's checks assign, :func:`checks_assign`)."""
     holder = f"_grading_{token}_{exercise.solution_index}"
     index = exercise.solution_index
     return [
-        Step("guard", guard_cell(holder, exercise.exports), exercise.name, index),
+        Step("guard", guard_cell(holder, exercise.exports, protected), exercise.name, index),
         Step("solution", answer, exercise.name, index),
         Step("guard", f"{holder}.after_solution()", exercise.name, index),
     ]

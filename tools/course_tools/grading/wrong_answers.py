@@ -46,7 +46,7 @@ import nbformat
 from course_utils.profiles import PROFILES, get_profile
 
 from .exercises import Exercise, ExerciseError, find_exercises, without_magics
-from .runner import Run, Step, answer_steps, check_steps, lesson_steps_between
+from .runner import Run, Step, answer_steps, check_steps, checks_assign, lesson_steps_between
 from .scoring import score
 
 FOLDER = Path("notebooks") / "wrong_answers"
@@ -178,13 +178,16 @@ def run_steps(client: Any, steps: list[Step]) -> Run:
     return Run(replies, outputs, None, None, seconds)
 
 
-def trials_for(client: Any, source: Any, exercise: Exercise, wrong: list[WrongAnswer]) -> list[Trial]:
+def trials_for(
+    client: Any, source: Any, exercise: Exercise, wrong: list[WrongAnswer], protected: tuple[str, ...] = ()
+) -> list[Trial]:
     """Score the blank, each wrong answer and the solution of ``exercise`` in ``client``'s kernel, as the grader
-    would: the answer in the exercise's place, the lesson's cells up to the check, the check and its hidden tests."""
+    would: the answer in the exercise's place, the lesson's cells up to the check, the check and its hidden tests
+    (``protected``: the names the lesson's checks assign, which no answer may set)."""
     trials = []
     for label, code, expected in candidates(source, exercise, wrong):
         token = secrets.token_hex(4)
-        steps = answer_steps(exercise, code, token) + lesson_steps_between(source, exercise)
+        steps = answer_steps(exercise, code, token, protected) + lesson_steps_between(source, exercise)
         steps += check_steps(source, exercise, token)
         run = run_steps(client, steps)
         passed, reason, _ = score(steps, run, exercise)
@@ -200,6 +203,7 @@ class WrongAnswerTrials:
         self.profile = profile or get_profile().name
         self.exercises = {e.solution_index: e for e in find_exercises(source, notebook)}
         self.wrong = load_wrong_answers(wrong_answers_path(folder, notebook), list(self.exercises.values()))
+        self.protected = checks_assign(source, list(self.exercises.values()))
         self.trials: list[Trial] = []
 
     def tried_here(self, wrong: WrongAnswer) -> bool:
@@ -209,7 +213,7 @@ class WrongAnswerTrials:
         exercise = self.exercises.get(index)
         if exercise is not None:
             here = [w for w in self.wrong[exercise.name] if self.tried_here(w)]
-            self.trials += trials_for(client, self.source, exercise, here)
+            self.trials += trials_for(client, self.source, exercise, here, self.protected)
 
     def summary(self) -> list[dict[str, Any]]:
         """Per exercise: how many wrong answers it has and rejects, and whether blank and solution scored right."""
