@@ -230,8 +230,8 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             ">=",
             quick=0.7,
             full=0.94,
-            source="Devlin et al. (2019), Table 7: BERT-base fine-tuned, dev F1 96.4 (cased); less about 2 points, "
-            "uncased",
+            source="the course's estimate from Devlin et al. (2019), Table 7 (BERT-base, cased, with document "
+            "context: dev F1 96.4), less about 2 points for an uncased model reading one sentence at a time",
             why="below the lesson's target for this profile",
             source_for=("full",),
         ),
@@ -243,9 +243,6 @@ LESSONS: dict[str, dict[str, Expectation]] = {
     # ---- 03d · question answering
     "03d": {
         # full: the same margins as quick (the lesson's own expectation); the paper's score is the claim after them
-        "SQuAD F1 / random-span F1": expect(
-            ">=", quick=4, full=4, why="the model's F1 should be clearly above the random-span baseline's"
-        ),
         "SQuAD F1 gain over random span": expect(
             ">=", quick=15, full=15, why="the model's F1 should be clearly above the random-span baseline's"
         ),

@@ -53,6 +53,12 @@ def test_every_kind_of_loop_breaks_a_no_loops_rule(code):
         "my_prediction = float('0.3')",
         "for my_prediction in [measured]:\n    pass",
         "if (my_prediction := measured):\n    pass",
+        # bound out of the syntax tree's sight (a red team's answer, issue 54)
+        "my_prediction = '0-1'\nglobals()['my_prediction'] = max(band_error, key=band_error.get)",
+        "g = globals()\ng['my_' + 'prediction'] = measured",
+        "import sys\nsetattr(sys.modules['__main__'], 'my_prediction', measured)",
+        "vars()['my_prediction'] = measured",
+        "import sys\nsys.modules[__name__].__dict__.update(my_prediction=measured)",
     ],
 )
 def test_a_prediction_computed_from_anything_is_refused(code):

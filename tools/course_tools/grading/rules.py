@@ -15,7 +15,9 @@ the rules in its metadata, each with the sentence the student is shown when the 
   ``"adaptation.equal_tokens"`` matches ``course_utils.adaptation.equal_tokens`` and ``adaptation.equal_tokens``.
 - ``loops``: no ``for``, ``while`` or comprehension anywhere in the answer.
 - ``literal``: each of these names, wherever the answer assigns it, gets a constant (a number, a string, ``None``,
-  arithmetic on numbers): a prediction copied from a measurement (``round(measured, 3)``) is refused.
+  arithmetic on numbers): a prediction copied from a measurement (``round(measured, 3)``) is refused, and so is an
+  answer that could bind it out of the syntax tree's sight (``globals()``, ``vars()``, ``setattr``, ``__dict__``,
+  importing ``sys``, ``builtins``, ``inspect`` or ``__main__``, the name as a string).
 
 An answer with any rule also may not call ``exec``, ``eval``, ``compile`` or ``__import__``: code in a string is code
 no rule can read. The reference solution must keep its own rules (:func:`.exercises.find_exercises` checks).
@@ -149,6 +151,28 @@ def _computed(tree: ast.AST, name: str) -> bool:
     return False
 
 
+# Ways to bind a name other than by an assignment the syntax tree shows: ``globals()["my_prediction"] = ...``,
+# ``setattr(sys.modules["__main__"], ...)``. An answer under a ``literal`` rule may use none of them.
+INDIRECT_NAMES = {"globals", "vars", "locals", "setattr", "__builtins__", "__main__"}
+INDIRECT_ATTRIBUTES = {"__dict__", "__setattr__", "f_globals", "f_locals"}
+INDIRECT_MODULES = {"sys", "builtins", "inspect", "__main__"}  # sys.modules, a frame's globals, the notebook itself
+
+
+def _binds_indirectly(tree: ast.AST, names: tuple[str, ...]) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in INDIRECT_NAMES:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in INDIRECT_ATTRIBUTES:
+            return True
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in INDIRECT_MODULES for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in INDIRECT_MODULES:
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in (*names, "__main__"):
+            return True
+    return False
+
+
 def broken(code: str, rules: tuple[Rule, ...]) -> list[str]:
     """The rules ``code`` breaks, as the sentences the student reads (an answer that does not parse breaks none:
     running it reports the syntax error)."""
@@ -171,6 +195,7 @@ def broken(code: str, rules: tuple[Rule, ...]) -> list[str]:
             any(_mentions(tree, name) for name in rule.forbid)
             or (rule.loops and any(isinstance(n, LOOPS) for n in ast.walk(tree)))
             or any(_computed(tree, name) for name in rule.literal)
+            or (rule.literal and _binds_indirectly(tree, rule.literal))
         ):
             out.append(rule.rule)
     return out
