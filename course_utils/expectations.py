@@ -428,7 +428,9 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             source_for=("full",),
             why="the student should run clearly faster than the teacher (quick: 2 of 6 layers; full: 6 of 12)",
         ),
-        "share of the teacher's accuracy the student keeps": expect(
+        # a share any 2-layer student of the teacher's layers may keep: a gold-label student is trained beside it, so
+        # this claims the student's accuracy, not distillation's part in it (lesson 07 prints both)
+        "share of the teacher's accuracy the 2-layer distilled student keeps (any student's, not distillation's)": expect(  # noqa: E501
             ">=",
             quick=0.9,
             full=0.95,
