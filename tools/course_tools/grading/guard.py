@@ -150,8 +150,7 @@ class Guard:
 
     def after_check(self, check_names: list[str]) -> None:
         """After the checks: anything changed while they ran (beyond what they assign themselves) fails the exercise."""
-        allowed = self.exports | set(check_names)
-        _report({"tampered": self._changes(allowed)})
+        _report({"tampered": self._changes(self.exports | set(check_names))})
 
 
 _MISSING = object()

@@ -101,10 +101,12 @@ def guard_cell(holder: str, exports: tuple[str, ...], protected: tuple[str, ...]
 def checks_assign(source: Any, exercises: list[Exercise]) -> tuple[str, ...]:
     """Every name the lesson's checks (visible and hidden) assign: the guard keeps a student's cell off them all,
     whichever exercise it answers, so no answer can plant a reference a later check reads."""
-    names = []
-    for exercise in exercises:
-        names += [n for part in split_hidden(source.cells[exercise.check_index].source) for n in defined_names(part)]
-    return tuple(dict.fromkeys(names))
+    return tuple(dict.fromkeys(n for exercise in exercises for n in check_names(source, exercise)))
+
+
+def check_names(source: Any, exercise: Exercise) -> list[str]:
+    """The names one exercise's check cell binds, visible part and hidden tests."""
+    return [n for part in split_hidden(source.cells[exercise.check_index].source) for n in defined_names(part)]
 
 
 def plan(
@@ -130,7 +132,7 @@ def plan(
     return steps
 
 
-def answer_steps(exercise: Exercise, answer: str, token: str, protected: tuple[str, ...] = ()) -> list[Step]:
+def answer_steps(exercise: Exercise, answer: str, token: str, protected: tuple[str, ...]) -> list[Step]:
     """An answer in the exercise's place, between the guard's snapshot and its undoing of what the answer rebound
     (``protected``: the names the lesson's checks assign, :func:`checks_assign`)."""
     holder = f"_grading_{token}_{exercise.solution_index}"
@@ -159,8 +161,8 @@ def check_steps(source: Any, exercise: Exercise, token: str) -> list[Step]:
     steps = [Step("visible", visible, exercise.name, index)]
     if hidden.strip():
         steps.append(Step("hidden", hidden, exercise.name, index))
-    between = [s.code for s in lesson_steps_between(source, exercise)]
-    assigned = [n for text in (*between, visible, hidden) for n in defined_names(text)]  # the lesson's own
+    between = [n for s in lesson_steps_between(source, exercise) for n in defined_names(s.code)]
+    assigned = between + check_names(source, exercise)  # the lesson's own
     steps.append(Step("guard", f"{holder}.after_check({assigned!r})", exercise.name, index))
     return steps
 

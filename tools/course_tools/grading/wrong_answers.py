@@ -179,7 +179,7 @@ def run_steps(client: Any, steps: list[Step]) -> Run:
 
 
 def trials_for(
-    client: Any, source: Any, exercise: Exercise, wrong: list[WrongAnswer], protected: tuple[str, ...] = ()
+    client: Any, source: Any, exercise: Exercise, wrong: list[WrongAnswer], protected: tuple[str, ...]
 ) -> list[Trial]:
     """Score the blank, each wrong answer and the solution of ``exercise`` in ``client``'s kernel, as the grader
     would: the answer in the exercise's place, the lesson's cells up to the check, the check and its hidden tests
