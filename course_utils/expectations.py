@@ -235,9 +235,13 @@ LESSONS: dict[str, dict[str, Expectation]] = {
             why="below the lesson's target for this profile",
             source_for=("full",),
         ),
-        # full: the same margin as quick, the lesson's own expectation (no paper reports this baseline's F1)
+        # the lesson's own expectation (no paper reports this baseline's F1); quick sits above what its F1 claim implies
         "entity F1 gain over training-set lookup": expect(
-            ">", quick=0.1, full=0.1, why="the model should beat memorisation clearly"
+            ">",
+            quick=0.2,
+            full=0.1,
+            why="the model should beat memorisation clearly (quick: above what the F1 claim alone implies, 0.178 over "
+            "the lookup's 0.522; full: not yet set apart from the F1 claim)",
         ),
     },
     # ---- 03d · question answering
