@@ -263,8 +263,9 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "copy warm-up, validation copy loss after / before": expect(
             "<", quick=0.3, why="cross-attention should learn to pass the e-mail's tokens to the decoder"
         ),
-        "validation loss after training / untrained": expect(
-            "<", quick=0.7, full=0.9, why="training should cut the validation loss substantially"
+        # measured from after the copy warm-up (quick), so the warm-up's own fall does not count
+        "validation loss on subjects, after their training / before it": expect(
+            "<", quick=0.8, full=0.9, why="training on subjects should cut the subject loss substantially"
         ),
         "lead-{recipe_lead_words} ROUGE-L, own subject over another e-mail's": expect(
             ">",

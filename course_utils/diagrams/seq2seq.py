@@ -343,9 +343,8 @@ def bart_noising(sentences: Sequence[str] = ("A B C .", "D E .")) -> Figure:
     ax.text(
         width / 2,
         0.35,
-        "Best in the paper: text infilling + sentence permutation. BART-large was pretrained with that combination "
-        "(30 % of tokens masked,\nall sentences permuted); of the single noisings compared at base size, text "
-        "infilling was the most consistently strong.",
+        "BART-large was pretrained with text infilling + sentence permutation (30 % of tokens masked, all sentences\n"
+        "permuted); of the single noisings compared at base size, text infilling was the most consistently strong.",
         ha="center",
         va="center",
         fontsize=8,
