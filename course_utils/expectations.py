@@ -368,8 +368,17 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "NEG-136-SIMP: true category in the affirmative top-5, share": expect(
             ">=", quick=0.3, why="the text says it often knows what kind of thing the subject is"
         ),
-        "NEG-136-SIMP: top-1 unchanged by 'not', share": expect(
-            ">=", quick=0.3, why="the text says 'not' leaves its first answer in place in a large share of the pairs"
+        # A model that ignores its input sits near 0.5 on both (the lesson prints a random-weights copy's shares);
+        # full=: the lesson's own expectation for bert-base-uncased, whose insensitivity to "not" Ettinger (2020) showed
+        "NEG-136-SIMP: true category over the false one, affirmative, share": expect(
+            ">=", quick=0.8, full=0.8, why="a masked LM should know what kind of thing a robin is"
+        ),
+        "NEG-136-SIMP: with 'not', the affirmative's category still over the other, share": expect(
+            ">=",
+            quick=0.8,
+            full=0.8,
+            why="the text says 'not' leaves the model's preferred category in place (Ettinger, 2020); a model that "
+            "read 'not' would fall below 0.5",
         ),
         "ROLE-88: distance of the role-sensitive share from chance": expect(
             "<=", quick=0.2, why="the text says this model is no better than a coin toss at who did what to whom"
@@ -389,8 +398,13 @@ LESSONS: dict[str, dict[str, Expectation]] = {
         "UPOS accuracy, best layer minus embeddings": expect(
             ">", quick=0.03, full=0.03, why="contextual layers should beat the embedding layer by a few points"
         ),
-        "linear UPOS selectivity, best layer": expect(
-            ">", quick=0.1, full=0.1, why="the probe should read clearly more than word identity at the best layer"
+        # the embeddings' own selectivity is already about 0.2 (a context-free vector is hard to memorise word types
+        # from too): the claim is what context adds to it
+        "linear UPOS selectivity, best layer minus the embeddings'": expect(
+            ">",
+            quick=0.1,
+            full=0.05,
+            why="context should make the best layer clearly more selective than the embeddings",
         ),
     },
     # ---- 07 · efficiency and the BERT family
